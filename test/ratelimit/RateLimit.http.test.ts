@@ -1,0 +1,153 @@
+import { createServer } from "node:http"
+import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Either, Layer } from "effect"
+import { clientIp, normalizeIp, TrustedProxies } from "../../src/Http/ClientIp.ts"
+import { isRateLimited, rateLimit } from "../../src/Http/RateLimit.ts"
+import { RateLimiter } from "../../src/RateLimiter.ts"
+
+const app = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/health", HttpServerResponse.json({ ok: true })),
+  HttpRouter.get("/api/things", HttpServerResponse.json({ ok: true, things: [] })),
+  HttpRouter.get("/api/broken", Effect.die("boom")),
+  HttpRouter.post("/mcp", HttpServerResponse.json({ jsonrpc: "2.0", id: 1, result: {} })),
+  HttpRouter.get("/llms.txt", HttpServerResponse.text("# Handoff Desk"))
+)
+
+/** 3 per 3 seconds: one unit back every second, so Retry-After is 1 and a real wait stays short. */
+const Desk = (trustedProxies: ReadonlyArray<string>) =>
+  HttpServer.serve(app, rateLimit).pipe(
+    Layer.provide(RateLimiter.layerMemory({ limit: 3, windowSeconds: 3 })),
+    Layer.provide(TrustedProxies.layer(trustedProxies)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+  )
+
+const send = (path: string, init: { method?: string; forwardedFor?: string } = {}) =>
+  HttpServer.addressWith((address) =>
+    Effect.promise(async () => {
+      if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+      const response = await fetch(`http://127.0.0.1:${address.port}${path}`, {
+        method: init.method ?? "GET",
+        headers: init.forwardedFor === undefined ? {} : { "x-forwarded-for": init.forwardedFor }
+      })
+      return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) }
+    })
+  )
+
+const exhaust = (forwardedFor?: string) =>
+  Effect.repeatN(send("/api/things", forwardedFor === undefined ? {} : { forwardedFor }), 2)
+
+// The layer is built without test services: the limiter must see real time for Retry-After to be checked.
+layer(Desk([]), { excludeTestServices: true })("a peer that is not a trusted proxy", (it) => {
+  it.effect("a spoofed X-Forwarded-For does not buy a fresh budget", () =>
+    Effect.gen(function*() {
+      yield* exhaust("198.51.100.1")
+      const spoofed = yield* send("/api/things", { forwardedFor: "203.0.113.99" })
+      expect(spoofed.status).toBe(429)
+    }))
+
+  it.effect("health and discovery documents are never limited", () =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 5; i++) {
+        const health = yield* send("/api/health")
+        expect(health.status).toBe(200)
+        expect(health.headers.get("ratelimit")).toBeNull()
+        expect((yield* send("/llms.txt")).status).toBe(200)
+      }
+    }))
+})
+
+layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trusted proxy", (it) => {
+  it.effect("every limited response carries RateLimit-Policy and RateLimit", () =>
+    Effect.gen(function*() {
+      const first = yield* send("/api/things", { forwardedFor: "192.0.2.1" })
+      expect(first.status).toBe(200)
+      expect(first.headers.get("ratelimit-policy")).toBe(`"default";q=3;w=3`)
+      expect(first.headers.get("ratelimit")).toBe(`"default";r=2;t=1`)
+      const second = yield* send("/mcp", { method: "POST", forwardedFor: "192.0.2.1" })
+      expect(second.headers.get("ratelimit")).toBe(`"default";r=1;t=2`)
+      const failed = yield* send("/api/broken", { forwardedFor: "192.0.2.1" })
+      expect(failed.status).toBe(500)
+      expect(failed.headers.get("ratelimit")).toBe(`"default";r=0;t=3`)
+    }))
+
+  it.effect("answers 429 with a JSON body and a Retry-After that holds", () =>
+    Effect.gen(function*() {
+      yield* exhaust("192.0.2.2")
+      const refused = yield* send("/api/things", { forwardedFor: "192.0.2.2" })
+      expect(refused.status).toBe(429)
+      expect(refused.headers.get("content-type")).toMatch(/^application\/json/)
+      expect(refused.headers.get("retry-after")).toBe("1")
+      expect(refused.headers.get("ratelimit")).toBe(`"default";r=0;t=3`)
+      expect(refused.body).toEqual({
+        ok: false,
+        error: "rate_limited",
+        message: "This address has used its 3 requests per 3 seconds; retry in 1 second."
+      })
+      yield* Effect.sleep(Duration.seconds(1))
+      expect((yield* send("/api/things", { forwardedFor: "192.0.2.2" })).status).toBe(200)
+    }))
+
+  it.effect("each forwarded client has its own budget", () =>
+    Effect.gen(function*() {
+      yield* exhaust("192.0.2.3")
+      expect((yield* send("/api/things", { forwardedFor: "192.0.2.3" })).status).toBe(429)
+      expect((yield* send("/api/things", { forwardedFor: "192.0.2.4" })).status).toBe(200)
+    }))
+
+  it.effect("entries the client wrote left of the proxy's own are ignored", () =>
+    Effect.gen(function*() {
+      yield* exhaust("192.0.2.5")
+      const spoofed = yield* send("/api/things", { forwardedFor: "203.0.113.7, 192.0.2.5" })
+      expect(spoofed.status).toBe(429)
+    }))
+})
+
+describe("clientIp", () => {
+  const trusted = new Set(["10.0.0.1", "10.0.0.2"])
+
+  it("uses the socket address of an untrusted peer, whatever it forwards", () => {
+    expect(clientIp("203.0.113.1", "1.1.1.1", trusted)).toBe("203.0.113.1")
+    expect(clientIp("::ffff:203.0.113.1", undefined, trusted)).toBe("203.0.113.1")
+    expect(clientIp(undefined, "1.1.1.1", trusted)).toBe("unknown")
+  })
+
+  it("takes the right-most untrusted hop behind trusted proxies", () => {
+    expect(clientIp("10.0.0.1", "6.6.6.6, 198.51.100.9, 10.0.0.2", trusted)).toBe("198.51.100.9")
+    expect(clientIp("::ffff:10.0.0.1", "198.51.100.9", trusted)).toBe("198.51.100.9")
+    expect(clientIp("10.0.0.1", "10.0.0.2", trusted)).toBe("10.0.0.2")
+    expect(clientIp("10.0.0.1", "6.6.6.6, not-an-ip, 10.0.0.2", trusted)).toBe("10.0.0.2")
+  })
+
+  it("spells one address one way", () => {
+    expect(normalizeIp("::FFFF:7f00:1")).toBe("127.0.0.1")
+    expect(normalizeIp("[2001:DB8:0:0:0:0:0:1]:443")).toBe("2001:db8::1")
+    expect(normalizeIp("192.0.2.1:8080")).toBe("192.0.2.1")
+    expect(normalizeIp("localhost")).toBeUndefined()
+  })
+
+  it("rejects a DESK_TRUST_PROXY entry that is not an IP address", () => {
+    const read = (value: string) =>
+      Effect.runSyncExit(
+        Effect.either(TrustedProxies.pipe(
+          Effect.provide(TrustedProxies.layerConfig),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DESK_TRUST_PROXY", value]])))
+        ))
+      )
+    expect(read("10.0.0.1, ::ffff:10.0.0.2")).toMatchObject({ value: Either.right(new Set(["10.0.0.1", "10.0.0.2"])) })
+    expect(read("10.0.0.1, proxy.internal")).toMatchObject({ value: { _tag: "Left" } })
+  })
+})
+
+describe("isRateLimited", () => {
+  it("exempts only reads of health and discovery documents", () => {
+    expect(isRateLimited("GET", "/api/health")).toBe(false)
+    expect(isRateLimited("GET", "/openapi.json")).toBe(false)
+    expect(isRateLimited("GET", "/.well-known/agent.json")).toBe(false)
+    expect(isRateLimited("POST", "/mcp")).toBe(true)
+    expect(isRateLimited("POST", "/api/health")).toBe(true)
+    expect(isRateLimited("GET", "/api/handoffs")).toBe(true)
+    expect(isRateLimited("GET", "/api/health/")).toBe(true)
+  })
+})
