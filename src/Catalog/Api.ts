@@ -1,0 +1,54 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DiscoverParams } from "../Domain/Discover.ts"
+import { AgentIdRequired, InvalidAgentId, InvalidHandoff, InvalidQuery, NotFound } from "../Domain/Errors.ts"
+import { FilingRequest } from "../Domain/Filing.ts"
+import { Preview } from "../Domain/Preview.ts"
+import { AgentHeaders } from "../Identity/AgentId.ts"
+import { CatalogResponse, DiscoverResponse } from "./Responses.ts"
+
+export const HandoffPath = Schema.Struct({ id: Schema.String.annotations({ description: "Handoff id, e.g. DESK-12" }) })
+
+export class CatalogApi extends HttpApiGroup.make("catalog")
+  .add(
+    HttpApiEndpoint.post("file", "/api/handoffs")
+      .setHeaders(AgentHeaders)
+      .setPayload(FilingRequest)
+      .addSuccess(Preview, { status: 201 })
+      .addError(InvalidHandoff)
+      .addError(AgentIdRequired)
+      .addError(InvalidAgentId)
+      .annotate(OpenApi.Summary, "File a handoff (free)")
+      .annotate(
+        OpenApi.Description,
+        "Publishes a preview and seals the body. X-AGENT-ID is required and must equal filerDid. " +
+          "Unknown fields are rejected: the desk sets id, hash, purchases, origin and the counters itself."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("preview", "/api/handoffs/:id")
+      .setPath(HandoffPath)
+      .addSuccess(Preview)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Public preview of one handoff (never the body)")
+  )
+  .add(
+    HttpApiEndpoint.get("discover", "/api/discover")
+      .setUrlParams(DiscoverParams)
+      .addSuccess(DiscoverResponse)
+      .addError(InvalidQuery)
+      .annotate(OpenApi.Summary, "Search the catalog before expensive work")
+      .annotate(
+        OpenApi.Description,
+        "Full-text search (q) with filters, sorts and paging. Demo packets are hidden unless include=demo."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("catalog", "/api/handoffs")
+      .setUrlParams(DiscoverParams)
+      .addSuccess(CatalogResponse)
+      .addError(InvalidQuery)
+      .annotate(OpenApi.Summary, "Catalog listing with every tag in use")
+  )
+  .annotate(OpenApi.Title, "Catalog")
+{}

@@ -1,0 +1,80 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { DeskApi } from "../Api.ts"
+import { Catalog } from "../Catalog.ts"
+import { DeskConfig } from "../Config.ts"
+import { type DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
+import { toUsd } from "../Domain/Money.ts"
+import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
+import { RECONSTRUCT_NOTE } from "./toPreview.ts"
+
+const VENDOR_NOTE = "vendor matches provenance.vendor case-insensitively; listings without provenance never match."
+
+const NEXT_ACTIONS = {
+  preview: "GET /api/handoffs/:id (free preview, no body)",
+  buy: "POST /api/handoffs/:id/unlock with X-AGENT-ID and {\"payer\": <your id>} (confirm with your owner first)",
+  fetch: "GET /api/handoffs/:id/body with X-AGENT-ID after unlocking",
+  file: "POST /api/handoffs with X-AGENT-ID (free; see GET /api/template)"
+}
+
+const usdOrNull = (micros: number | null) => (micros === null ? null : toUsd(micros))
+
+const pagesOf = (total: number, limit: number) => Math.ceil(total / limit)
+
+/** Path of the following page, keeping every filter so that following it continues the same search. */
+const nextPath = (params: DiscoverParams, page: number, limit: number) => {
+  const search = new URLSearchParams({ limit: String(limit), page: String(page + 1) })
+  for (const [key, value] of Object.entries(params)) {
+    if (key === "page" || key === "limit" || value === undefined) continue
+    search.set(key, value instanceof Date ? value.toISOString() : String(value))
+  }
+  return `/api/discover?${search.toString()}`
+}
+
+export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog
+    const config = yield* DeskConfig
+    return handlers
+      .handle("file", ({ headers, payload }) =>
+        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) => catalog.file(agent, payload)))
+      .handle("preview", ({ path }) => catalog.get(path.id))
+      .handle("discover", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const query = toCatalogQuery(urlParams)
+          const { items, total } = yield* catalog.search(query)
+          const pages = pagesOf(total, query.limit)
+          return {
+            name: "Handoff Desk",
+            site: config.publicUrl,
+            identityHeader: "X-AGENT-ID",
+            total,
+            page: query.page,
+            limit: query.limit,
+            pages,
+            query: {
+              q: query.q,
+              tag: query.tag,
+              sort: urlParams.sort ?? "",
+              maxPrice: usdOrNull(query.maxPrice),
+              minSavings: usdOrNull(query.minSavings),
+              minReconstruct: usdOrNull(query.minReconstruct),
+              since: query.since?.toISOString() ?? null,
+              vendor: query.vendor,
+              vendorNote: query.vendor === "" ? "" : VENDOR_NOTE,
+              page: query.page,
+              limit: query.limit
+            },
+            reconstructNote: RECONSTRUCT_NOTE,
+            next: query.page < pages ? nextPath(urlParams, query.page, query.limit) : null,
+            nextActions: NEXT_ACTIONS,
+            items
+          }
+        }))
+      .handle("catalog", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const query = toCatalogQuery(urlParams)
+          const [{ items, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
+          return { total, page: query.page, limit: query.limit, pages: pagesOf(total, query.limit), tags, sort: query.sort, items }
+        }))
+  }))

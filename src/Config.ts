@@ -1,0 +1,31 @@
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+
+export interface DeskSettings {
+  readonly port: number
+  readonly host: string
+  readonly publicUrl: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+}
+
+const settings = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8402)),
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  publicUrl: Config.url("DESK_PUBLIC_URL").pipe(Config.option),
+  dataDir: Config.nonEmptyString("DESK_DATA_DIR").pipe(Config.withDefault("./.desk-data")),
+  databaseUrl: Config.redacted("DATABASE_URL").pipe(Config.option)
+}).pipe(
+  Config.map(({ publicUrl, ...rest }): DeskSettings => ({
+    ...rest,
+    publicUrl: Option.match(publicUrl, {
+      onNone: () => `http://${rest.host.includes(":") ? `[${rest.host}]` : rest.host}:${rest.port}`,
+      onSome: (url) => url.toString().replace(/\/+$/, "")
+    })
+  }))
+)
+
+export class DeskConfig extends Context.Tag("DeskConfig")<DeskConfig, DeskSettings>() {
+  static readonly layer = Layer.effect(DeskConfig, settings)
+  static readonly layerWith = (overrides: Partial<DeskSettings>) =>
+    Layer.effect(DeskConfig, Effect.map(settings, (base) => ({ ...base, ...overrides })))
+}

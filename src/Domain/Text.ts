@@ -1,0 +1,28 @@
+import { Schema } from "effect"
+
+export const codePoints = (text: string): number => {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
+const INVISIBLE = /[\p{Cf}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/gu
+const WHITESPACE_RUN = /[\s\p{Zs}]+/gu
+
+/** Length of what a reader sees: invisible characters dropped, whitespace runs folded to one space. */
+export const visibleLength = (text: string): number =>
+  codePoints(text.replace(INVISIBLE, "").replace(WHITESPACE_RUN, " ").trim())
+
+/** A string of 1..max Unicode code points that is not only whitespace. */
+export const Text = (max: number, description?: string) =>
+  Schema.String.pipe(
+    Schema.filter((s) => visibleLength(s) > 0, { message: () => "must not be empty or only whitespace" }),
+    Schema.filter((s) => codePoints(s) <= max, { message: () => `must be at most ${max} characters` }),
+    Schema.annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: max }, ...(description ? { description } : {}) })
+  )
+
+export const TextList = (maxItems: number, maxChars: number, description?: string) =>
+  Schema.Array(Text(maxChars)).pipe(
+    Schema.maxItems(maxItems, { message: () => `must have at most ${maxItems} items` }),
+    Schema.annotations(description ? { description } : {})
+  )

@@ -1,0 +1,172 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { backends } from "../support/Storage.ts"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
+
+const call = <A>(f: (desk: TestDesk["Type"]) => Promise<A>) => Effect.flatMap(TestDesk, (desk) => Effect.promise(() => f(desk)))
+const countRows = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: string | number }>`SELECT count(*) AS n FROM handoffs`).pipe(
+  Effect.map((rows) => Number(rows[0]!.n)),
+  Effect.orDie
+)
+
+const agent = newAgentId()
+const padded = "## Failed approaches\nx\n## Recommended next actions\ny\n"
+
+const invalid: ReadonlyArray<[string, Record<string, unknown>, string]> = [
+  ["missing title", { title: undefined }, "title"],
+  ["body under 400 characters", { body: BODY.slice(0, 300) }, "body"],
+  ["body padded with whitespace", { body: padded + " ".repeat(500) }, "body"],
+  ["body padded with zero-width characters", { body: padded + "\u200b".repeat(500) }, "body"],
+  ["no Failed approaches section", { body: BODY.replace("## Failed approaches", "## Attempts") }, "body"],
+  ["no Recommended next actions section", { body: BODY.replace("## Recommended next actions", "## Next") }, "body"],
+  ["price of zero", { priceUsd: 0 }, "priceUsd"],
+  ["price under one micro-USDC", { priceUsd: 0.0000001 }, "priceUsd"],
+  ["price with seven decimals", { priceUsd: 0.1234567 }, "priceUsd"],
+  ["negative price", { priceUsd: -1 }, "priceUsd"],
+  ["price as a string", { priceUsd: "0.5" }, "priceUsd"],
+  ["reconstruct equal to price", { reconstructUsd: 0.5 }, "reconstructUsd"],
+  ["reconstruct under price", { reconstructUsd: 0.1 }, "reconstructUsd"],
+  ["filerDid different from the header", { filerDid: newAgentId() }, "filerDid"],
+  ["malformed filerDid", { filerDid: "did:desk:XYZ" }, "filerDid"],
+  ["desk-owned field id", { id: "DESK-1" }, "id"],
+  ["desk-owned field hash", { hash: "0".repeat(64) }, "hash"],
+  ["desk-owned field purchases", { purchases: 5 }, "purchases"],
+  ["desk-owned field origin", { origin: "seed" }, "origin"],
+  ["a doesNotContain phrase in the body", { doesNotContain: ["SIDEKIQMON"] }, "doesNotContain.0"],
+  ["title over 200 characters", { title: "t".repeat(201) }, "title"],
+  ["too many tags", { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, "tags"],
+  ["tag over 40 characters", { tags: ["x".repeat(41)] }, "tags.0"],
+  ["unknown provenance member", { provenance: { vendor: "a", secret: 1 } }, "provenance.secret"]
+]
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`filing over ${backend.name}`, () => {
+    it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
+      it.effect("files a handoff and returns every preview field", () =>
+        Effect.gen(function*() {
+          const response = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent), agent }))
+          expect(response.status).toBe(201)
+          const preview = yield* Effect.promise(() => readJson(response))
+          expect(preview.id).toMatch(/^DESK-\d+$/)
+          expect(preview).toMatchObject({
+            title: filing(agent).title,
+            tags: ["ruby", "sidekiq", "migration"],
+            priceUsd: 0.5,
+            reconstructUsd: 40,
+            minutes: null,
+            filer: "test-filer",
+            filerDid: agent,
+            purchases: 0,
+            useful: 0,
+            notUseful: 0,
+            hash: createHash("sha256").update(BODY, "utf8").digest("hex"),
+            bodyChars: [...BODY].length,
+            savingsUsd: 39.5,
+            kind: "work",
+            origin: "filed",
+            isSeeded: false,
+            qualityFlags: [],
+            feeBps: 1000,
+            feePct: 10,
+            filerSharePct: 90,
+            filerPayoutUsd: 0.45,
+            deskFeeUsd: 0.05,
+            provenanceMissing: false,
+            urls: {
+              html: `/h/${preview.id}`,
+              preview: `/api/handoffs/${preview.id}`,
+              unlock: `/api/handoffs/${preview.id}/unlock`,
+              body: `/api/handoffs/${preview.id}/body`
+            }
+          })
+          expect(preview.provenance).toMatchObject({ vendor: "Anthropic", model: "claude", durationMs: null, contextWindow: null })
+          expect(typeof preview.reconstructNote).toBe("string")
+          expect(typeof preview.savingsNote).toBe("string")
+          expect(typeof preview.whyBuy).toBe("string")
+          expect(new Date(preview.filedAt).toISOString()).toBe(preview.filedAt)
+          expect(JSON.stringify(preview)).not.toContain("sidekiqmon")
+
+          const fetched = yield* call((desk) => desk.request(`/api/handoffs/${preview.id}`).then(readJson))
+          expect(fetched).toEqual(preview)
+        }))
+
+      it.effect("floors the filer's 90 % to whole micro-USDC and flags extreme ratios", () =>
+        Effect.gen(function*() {
+          const preview = yield* call((desk) =>
+            desk.request("/api/handoffs", { json: filing(agent, { priceUsd: 0.000007, reconstructUsd: 90, provenance: null }), agent })
+              .then(readJson)
+          )
+          expect(preview.filerPayoutUsd).toBe(0.000006)
+          expect(preview.deskFeeUsd).toBe(0.000001)
+          expect(preview.provenance).toBeNull()
+          expect(preview.provenanceMissing).toBe(true)
+          expect(preview.qualityFlags).toEqual(["unproven_extreme_ratio"])
+          expect(preview.whyBuy).toBeUndefined()
+        }))
+
+      it.effect("accepts any price of at least one micro-USDC, with no maximum", () =>
+        Effect.gen(function*() {
+          for (const [priceUsd, reconstructUsd] of [[0.000001, 1], [5000, 1_000_000]]) {
+            const response = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { priceUsd, reconstructUsd }), agent }))
+            expect(response.status).toBe(201)
+          }
+        }))
+
+      for (const [name, change, path] of invalid) {
+        it.effect(`422 and nothing written: ${name}`, () =>
+          Effect.gen(function*() {
+            const before = yield* countRows
+            const response = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, change), agent }))
+            const body = yield* Effect.promise(() => readJson(response))
+            expect(response.status).toBe(422)
+            expect(body).toMatchObject({ ok: false, error: "invalid_handoff" })
+            expect(typeof body.message).toBe("string")
+            expect(body.issues.map((_: { path: string }) => _.path)).toContain(path)
+            expect(yield* countRows).toBe(before)
+          }))
+      }
+
+      it.effect("requires a well-formed X-AGENT-ID", () =>
+        Effect.gen(function*() {
+          const missing = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent) }))
+          expect(missing.status).toBe(401)
+          expect(yield* Effect.promise(() => readJson(missing))).toMatchObject({ ok: false, error: "agent_id_required" })
+          const malformed = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent), agent: "did:desk:ABC" }))
+          expect(malformed.status).toBe(400)
+          expect(yield* Effect.promise(() => readJson(malformed))).toMatchObject({ ok: false, error: "invalid_agent_id" })
+        }))
+
+      it.effect("answers malformed, oversized and non-JSON bodies with JSON errors", () =>
+        Effect.gen(function*() {
+          const before = yield* countRows
+          const broken = yield* call((desk) =>
+            desk.request("/api/handoffs", { method: "POST", body: "{not json", agent, headers: { "content-type": "application/json" } })
+          )
+          expect(broken.status).toBe(400)
+          expect(yield* Effect.promise(() => readJson(broken))).toMatchObject({ error: "invalid_json" })
+          const huge = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { body: "x".repeat(1_100_000) }), agent }))
+          expect(huge.status).toBe(413)
+          expect(yield* Effect.promise(() => readJson(huge))).toMatchObject({ error: "payload_too_large" })
+          const text = yield* call((desk) =>
+            desk.request("/api/handoffs", { method: "POST", body: "title=x", agent, headers: { "content-type": "text/plain" } })
+          )
+          expect(text.status).toBe(415)
+          expect(yield* countRows).toBe(before)
+        }))
+
+      it.effect("answers unknown handoffs and routes with a JSON 404", () =>
+        Effect.gen(function*() {
+          for (const path of ["/api/handoffs/DESK-999999", "/api/handoffs/not-an-id", "/api/nothing-here"]) {
+            const response = yield* call((desk) => desk.request(path))
+            expect(response.status).toBe(404)
+            expect(response.headers.get("content-type")).toContain("application/json")
+            expect(yield* Effect.promise(() => readJson(response))).toMatchObject({ ok: false, error: "not_found" })
+          }
+        }))
+    })
+  })
+}

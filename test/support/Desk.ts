@@ -1,0 +1,53 @@
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import { createServer } from "node:http"
+import { DeskConfig } from "../../src/Config.ts"
+import { DeskLive } from "../../src/Desk.ts"
+import { migrated } from "../../src/Sql.ts"
+
+export const PUBLIC_URL = "http://desk.test"
+
+export class TestDesk extends Context.Tag("TestDesk")<TestDesk, {
+  readonly url: string
+  readonly request: (path: string, init?: RequestInit & { json?: unknown; agent?: string }) => Promise<Response>
+}>() {}
+
+const testDesk = Layer.effect(
+  TestDesk,
+  Effect.map(HttpServer.HttpServer, (server) => {
+    const address = server.address
+    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://unix"
+    return {
+      url,
+      request: (path, init = {}) => {
+        const { json, agent, headers, ...rest } = init
+        return fetch(`${url}${path}`, {
+          ...rest,
+          headers: {
+            accept: "application/json",
+            ...(json === undefined ? {} : { "content-type": "application/json" }),
+            ...(agent === undefined ? {} : { "x-agent-id": agent }),
+            ...(headers as Record<string, string> | undefined)
+          },
+          ...(json === undefined ? {} : { method: rest.method ?? "POST", body: JSON.stringify(json) })
+        })
+      }
+    }
+  })
+)
+
+/** The real desk on an ephemeral loopback port over the given storage; exposes the SqlClient to inspect rows. */
+export const deskOn = <E>(storage: Layer.Layer<SqlClient.SqlClient, E>) => {
+  const sql = migrated(storage)
+  return Layer.mergeAll(testDesk, DeskLive).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(sql),
+    Layer.provide(DeskConfig.layerWith({ publicUrl: PUBLIC_URL, databaseUrl: Option.none() }))
+  )
+}
+
+/** Test-side JSON reader: responses are asserted field by field, so `any` keeps the assertions short. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const readJson = (response: Response): Promise<any> => response.json()

@@ -1,0 +1,40 @@
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { Effect, Layer, Redacted } from "effect"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import * as Postgres from "../../adapters/storage/Postgres.ts"
+
+export const DATABASE_URL = process.env.DATABASE_URL
+
+export interface Backend {
+  readonly name: "pglite" | "postgres"
+  readonly available: boolean
+  readonly layer: Layer.Layer<SqlClient.SqlClient, unknown>
+}
+
+/** A throw-away PostgreSQL database per suite, dropped when the suite's scope closes. */
+const freshPostgres = (adminUrl: string) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const name = `desk_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+      const admin = yield* PgClient.make({ url: Redacted.make(adminUrl), maxConnections: 1 }).pipe(
+        Effect.provide(Reactivity.layer),
+        Effect.orDie
+      )
+      yield* admin.unsafe(`CREATE DATABASE ${name}`)
+      yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+      const url = new URL(adminUrl)
+      url.pathname = `/${name}`
+      return Postgres.layer(Redacted.make(url.toString()))
+    })
+  )
+
+export const backends: ReadonlyArray<Backend> = [
+  { name: "pglite", available: true, layer: Pglite.layer({}) },
+  {
+    name: "postgres",
+    available: DATABASE_URL !== undefined,
+    layer: DATABASE_URL === undefined ? Layer.die("DATABASE_URL is not set") : freshPostgres(DATABASE_URL)
+  }
+]
