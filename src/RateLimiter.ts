@@ -18,18 +18,23 @@ export interface RateDecision {
   readonly retryAfterSeconds: number
 }
 
-/** One GCRA step: whether a unit was taken, and how far the theoretical arrival time now lies ahead. */
-export interface GcraStep {
+/** The window for one key after a request: whether the request was recorded, and when slots free up. */
+export interface WindowStep {
   readonly allowed: boolean
-  readonly aheadMicros: number
+  /** Requests recorded in the window, this one included when allowed. */
+  readonly used: number
+  /** µs until the oldest recorded request leaves the window. */
+  readonly nextFreeMicros: number
+  /** µs until the newest recorded request leaves the window. */
+  readonly allFreeMicros: number
 }
 
-export interface GcraStore {
+export interface RateStore {
   readonly take: (
     key: string,
-    intervalMicros: number,
-    toleranceMicros: number
-  ) => Effect.Effect<GcraStep, Cause.UnknownException | Cause.TimeoutException>
+    limit: number,
+    windowMicros: number
+  ) => Effect.Effect<WindowStep, Cause.UnknownException | Cause.TimeoutException>
 }
 
 const positiveInteger = (name: string, fallback: number) =>
@@ -50,23 +55,23 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
   readonly policy: RatePolicy
 }>() {
   /**
-   * GCRA: a burst of `limit`, then one unit back every `window / limit`. There is no window edge, so no
-   * second burst right after the first; the most any window-long span sees is a burst plus the steady
-   * refill. The interval is rounded up to a whole µs and the tolerance is `limit` intervals, so the burst
-   * is exactly `limit` and all arithmetic stays in integers.
+   * Sliding-window log: a request passes iff fewer than `limit` requests from its key passed in the last
+   * `windowSeconds`, so no window-long span ever holds `limit + 1`, however the requests are spread (a token
+   * bucket or GCRA refills during the span and lets a fast sequential client past `limit`). Refusals are not
+   * recorded, so a client that keeps knocking while limited still gets in once Retry-After has passed.
    */
-  static readonly make = (policy: RatePolicy, store: GcraStore) =>
+  static readonly make = (policy: RatePolicy, store: RateStore) =>
     Effect.gen(function*() {
-      const interval = Math.ceil((policy.windowSeconds * 1_000_000) / policy.limit)
-      const tolerance = interval * policy.limit
+      const windowMicros = policy.windowSeconds * 1_000_000
       const storeUp = yield* Ref.make(true)
 
-      const decide = ({ allowed, aheadMicros }: GcraStep): RateDecision => ({
+      const decide = ({ allFreeMicros, allowed, nextFreeMicros, used }: WindowStep): RateDecision => ({
         allowed,
         limit: policy.limit,
-        remaining: allowed ? Math.floor((tolerance - aheadMicros) / interval) : 0,
-        resetSeconds: seconds(aheadMicros),
-        retryAfterSeconds: allowed ? 0 : seconds(aheadMicros + interval - tolerance)
+        remaining: Math.max(0, policy.limit - used),
+        resetSeconds: seconds(allFreeMicros),
+        // Rounded up, so after that wait the oldest request has left the window and a slot is free.
+        retryAfterSeconds: allowed ? 0 : Math.max(1, seconds(nextFreeMicros))
       })
 
       // Fail open: a rate limiter that cannot reach its store must not take the desk down with it.
@@ -88,7 +93,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
       return RateLimiter.of({
         policy,
         consume: Effect.fn("RateLimiter.consume")(function*(key: string) {
-          return yield* store.take(key, interval, tolerance).pipe(
+          return yield* store.take(key, policy.limit, windowMicros).pipe(
             Effect.tap(() => recovered),
             Effect.map(decide),
             Effect.catchAll(failOpen)

@@ -1,30 +1,39 @@
 import { Effect } from "effect"
-import type { GcraStore } from "../../src/RateLimiter.ts"
+import type { RateStore } from "../../src/RateLimiter.ts"
 
-/** GCRA state for one process: the theoretical arrival time (µs) per key. */
-export const make = Effect.sync((): GcraStore => {
-  const arrivals = new Map<string, number>()
+/** Sliding-window log for one process: per key, the times (µs) of its requests allowed in the last window, oldest first. */
+export const make = Effect.sync((): RateStore & { readonly trackedKeys: () => number } => {
+  const logs = new Map<string, Array<number>>()
   let sweptAt = 0
 
-  // An arrival time in the past means a full budget, the same as no entry, so dropping it loses nothing
-  // and keeps one entry per client seen in the last window rather than per client ever seen.
-  const sweep = (now: number, every: number) => {
-    if (now - sweptAt < every) return
+  // A key whose every request has left the window has a full budget, the same as no entry, so dropping it
+  // loses nothing and keeps one entry per client seen in the last window rather than per client ever seen.
+  const sweep = (now: number, windowMicros: number) => {
+    if (now - sweptAt < windowMicros) return
     sweptAt = now
-    for (const [key, tat] of arrivals) if (tat <= now) arrivals.delete(key)
+    for (const [key, log] of logs) if (log[log.length - 1]! <= now - windowMicros) logs.delete(key)
   }
 
   return {
-    take: (key, intervalMicros, toleranceMicros) =>
+    trackedKeys: () => logs.size,
+    take: (key, limit, windowMicros) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
           const now = Number(clock.unsafeCurrentTimeNanos() / 1000n)
-          sweep(now, toleranceMicros)
-          const tat = Math.max(arrivals.get(key) ?? now, now)
-          const next = tat + intervalMicros
-          if (next - now > toleranceMicros) return { allowed: false, aheadMicros: tat - now }
-          arrivals.set(key, next)
-          return { allowed: true, aheadMicros: next - now }
+          sweep(now, windowMicros)
+          const log = logs.get(key) ?? []
+          while (log.length > 0 && log[0]! <= now - windowMicros) log.shift()
+          // Only allowed requests are appended, so the log never holds more than `limit` entries.
+          const allowed = log.length < limit
+          if (allowed) log.push(now)
+          if (log.length > 0) logs.set(key, log)
+          else logs.delete(key)
+          return {
+            allowed,
+            used: log.length,
+            nextFreeMicros: log.length > 0 ? log[0]! + windowMicros - now : 0,
+            allFreeMicros: log.length > 0 ? log[log.length - 1]! + windowMicros - now : 0
+          }
         })
       )
   }

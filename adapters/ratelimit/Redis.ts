@@ -1,26 +1,33 @@
+import { randomUUID } from "node:crypto"
 import { Cause, Duration, Effect, Redacted } from "effect"
 import { Redis } from "ioredis"
-import type { GcraStore } from "../../src/RateLimiter.ts"
+import type { RateStore } from "../../src/RateLimiter.ts"
 
-// Redis's own clock (TIME), not each desk's, so processes with skewed clocks still share one budget.
-// The key lives only until its arrival time passes, so idle clients cost nothing.
-const gcra = `
-local interval = tonumber(ARGV[1])
-local tolerance = tonumber(ARGV[2])
+// A sorted set per key, scored by the time (µs) of each allowed request. Redis's own clock (TIME), not
+// each desk's, so desks with skewed clocks still share one window. Refusals write nothing, and the key
+// expires when its newest request leaves the window, so idle clients cost nothing.
+const slidingWindow = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local tat = tonumber(redis.call("GET", KEYS[1])) or now
-if tat < now then tat = now end
-local nextTat = tat + interval
-if nextTat - now > tolerance then
-  return { 0, tat - now }
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+local used = redis.call("ZCARD", KEYS[1])
+local allowed = 0
+if used < limit then
+  redis.call("ZADD", KEYS[1], now, ARGV[3])
+  redis.call("PEXPIRE", KEYS[1], math.ceil(window / 1000))
+  used = used + 1
+  allowed = 1
 end
-redis.call("SET", KEYS[1], nextTat, "PX", math.ceil((nextTat - now) / 1000))
-return { 1, nextTat - now }
+if used == 0 then return { allowed, 0, 0, 0 } end
+local oldest = tonumber(redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")[2])
+local newest = tonumber(redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")[2])
+return { allowed, used, oldest + window - now, newest + window - now }
 `
 
-interface GcraRedis extends Redis {
-  deskGcra(key: string, intervalMicros: number, toleranceMicros: number): Promise<[number, number]>
+interface WindowRedis extends Redis {
+  deskSlidingWindow(key: string, limit: number, windowMicros: number, member: string): Promise<[number, number, number, number]>
 }
 
 export interface RedisStoreOptions {
@@ -34,10 +41,10 @@ export const make = Effect.fn("RedisRateStore.make")(function*(options: RedisSto
     Effect.sync(() => {
       // Without the offline queue a command fails at once while Redis is away, instead of holding the request.
       const client = new Redis(Redacted.value(options.url), { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
-      client.defineCommand("deskGcra", { numberOfKeys: 1, lua: gcra })
+      client.defineCommand("deskSlidingWindow", { numberOfKeys: 1, lua: slidingWindow })
       // ioredis prints every reconnect failure unless someone listens; the limiter logs outages itself.
       client.on("error", () => {})
-      return client as GcraRedis
+      return client as WindowRedis
     }),
     (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
   )
@@ -52,14 +59,23 @@ export const make = Effect.fn("RedisRateStore.make")(function*(options: RedisSto
     Effect.catchAll(() => Effect.logWarning("Redis did not answer at startup; rate limiting fails open until it does"))
   )
 
+  // Members must be unique across desks: two requests in the same microsecond are still two requests.
+  const desk = randomUUID()
+  let sent = 0
+
   return {
-    take: (key, intervalMicros, toleranceMicros) =>
+    take: (key, limit, windowMicros) =>
       Effect.tryPromise({
-        try: () => redis.deskGcra(prefix + key, intervalMicros, toleranceMicros),
+        try: () => redis.deskSlidingWindow(prefix + key, limit, windowMicros, `${desk}:${++sent}`),
         catch: (error) => new Cause.UnknownException(error, `Redis: ${error instanceof Error ? error.message : String(error)}`)
       }).pipe(
         Effect.timeout(Duration.millis(500)),
-        Effect.map(([allowed, aheadMicros]) => ({ allowed: allowed === 1, aheadMicros }))
+        Effect.map(([allowed, used, nextFreeMicros, allFreeMicros]) => ({
+          allowed: allowed === 1,
+          used,
+          nextFreeMicros,
+          allFreeMicros
+        }))
       )
-  } satisfies GcraStore
+  } satisfies RateStore
 })

@@ -23,7 +23,10 @@ export const isRateLimited = (method: string, path: string): boolean => {
   return !(path === "/api/health" || discoveryDocuments.has(path) || path.startsWith("/.well-known/"))
 }
 
-/** draft-ietf-httpapi-ratelimit-headers, structured-field form. */
+/**
+ * draft-ietf-httpapi-ratelimit-headers, structured-field form. A sliding window has no fixed reset, so `t` is
+ * when the full quota is back (every request now in the window has left it); Retry-After is when one slot is.
+ */
 export const rateLimitHeaders = (policy: RatePolicy, decision: RateDecision) => ({
   "ratelimit-policy": `"default";q=${policy.limit};w=${policy.windowSeconds}`,
   "ratelimit": `"default";r=${decision.remaining};t=${decision.resetSeconds}`

@@ -15,10 +15,10 @@ const app = HttpRouter.empty.pipe(
   HttpRouter.get("/llms.txt", HttpServerResponse.text("# Handoff Desk"))
 )
 
-/** 3 per 3 seconds: one unit back every second, so Retry-After is 1 and a real wait stays short. */
+/** 3 per 2 seconds: a window short enough that waiting out a real Retry-After keeps the test quick. */
 const Desk = (trustedProxies: ReadonlyArray<string>) =>
   HttpServer.serve(app, rateLimit).pipe(
-    Layer.provide(RateLimiter.layerMemory({ limit: 3, windowSeconds: 3 })),
+    Layer.provide(RateLimiter.layerMemory({ limit: 3, windowSeconds: 2 })),
     Layer.provide(TrustedProxies.layer(trustedProxies)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
   )
@@ -63,13 +63,13 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
     Effect.gen(function*() {
       const first = yield* send("/api/things", { forwardedFor: "192.0.2.1" })
       expect(first.status).toBe(200)
-      expect(first.headers.get("ratelimit-policy")).toBe(`"default";q=3;w=3`)
-      expect(first.headers.get("ratelimit")).toBe(`"default";r=2;t=1`)
+      expect(first.headers.get("ratelimit-policy")).toBe(`"default";q=3;w=2`)
+      expect(first.headers.get("ratelimit")).toBe(`"default";r=2;t=2`)
       const second = yield* send("/mcp", { method: "POST", forwardedFor: "192.0.2.1" })
       expect(second.headers.get("ratelimit")).toBe(`"default";r=1;t=2`)
       const failed = yield* send("/api/broken", { forwardedFor: "192.0.2.1" })
       expect(failed.status).toBe(500)
-      expect(failed.headers.get("ratelimit")).toBe(`"default";r=0;t=3`)
+      expect(failed.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
     }))
 
   it.effect("answers 429 with a JSON body and a Retry-After that holds", () =>
@@ -78,14 +78,14 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
       const refused = yield* send("/api/things", { forwardedFor: "192.0.2.2" })
       expect(refused.status).toBe(429)
       expect(refused.headers.get("content-type")).toMatch(/^application\/json/)
-      expect(refused.headers.get("retry-after")).toBe("1")
-      expect(refused.headers.get("ratelimit")).toBe(`"default";r=0;t=3`)
+      expect(refused.headers.get("retry-after")).toBe("2")
+      expect(refused.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
       expect(refused.body).toEqual({
         ok: false,
         error: "rate_limited",
-        message: "This address has used its 3 requests per 3 seconds; retry in 1 second."
+        message: "This address has used its 3 requests per 2 seconds; retry in 2 seconds."
       })
-      yield* Effect.sleep(Duration.seconds(1))
+      yield* Effect.sleep(Duration.seconds(2))
       expect((yield* send("/api/things", { forwardedFor: "192.0.2.2" })).status).toBe(200)
     }))
 

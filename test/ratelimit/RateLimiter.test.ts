@@ -1,9 +1,10 @@
 import { connect } from "node:net"
 import { describe, expect, it, type Vitest } from "@effect/vitest"
 import { Cause, ConfigProvider, Duration, Effect, Logger, Redacted, type Scope, TestClock } from "effect"
+import { Redis } from "ioredis"
 import * as MemoryStore from "../../adapters/ratelimit/Memory.ts"
 import * as RedisStore from "../../adapters/ratelimit/Redis.ts"
-import { type GcraStore, RateLimiter, type RatePolicy } from "../../src/RateLimiter.ts"
+import { RateLimiter, type RateStore, type RatePolicy } from "../../src/RateLimiter.ts"
 
 const policy: RatePolicy = { limit: 5, windowSeconds: 2 }
 const redisUrl = Redacted.make("redis://127.0.0.1:6379")
@@ -42,16 +43,33 @@ const contract = (
       const decisions = yield* Effect.forEach(Array.from({ length: 6 }), () => limiter.consume("burst"))
       expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false])
       expect(decisions.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0])
-      expect(decisions[5]!.retryAfterSeconds).toBeGreaterThanOrEqual(1)
-      expect(decisions[4]!.resetSeconds).toBe(2)
+      expect(decisions.map((d) => d.resetSeconds)).toEqual([2, 2, 2, 2, 2, 2])
+      expect(decisions[5]!.retryAfterSeconds).toBe(2)
+    }))
+
+  test("refuses request `limit + 1` even when the first `limit` are spread over most of the window", () =>
+    Effect.gen(function*() {
+      const limiter = yield* makeLimiter
+      // 0, 0.4, 0.8, 1.2, 1.6 s: a bucket refilling one unit per 400 ms would pass the sixth at 1.8 s.
+      for (let i = 0; i < 5; i++) {
+        if (i > 0) yield* wait(Duration.millis(400))
+        expect((yield* limiter.consume("spread")).allowed).toBe(true)
+      }
+      yield* wait(Duration.millis(200))
+      const refused = yield* limiter.consume("spread")
+      expect(refused).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1, resetSeconds: 2 })
+      yield* wait(Duration.seconds(refused.retryAfterSeconds))
+      expect((yield* limiter.consume("spread")).allowed).toBe(true)
     }))
 
   test("waiting exactly Retry-After seconds lets the next request through", () =>
     Effect.gen(function*() {
       const limiter = yield* makeLimiter
       expect(yield* drain(limiter, "retry")).toBe(5)
+      yield* wait(Duration.millis(500))
+      // 1.5 s until the first request leaves: rounding down would send the client back a half second early.
       const refused = yield* limiter.consume("retry")
-      expect(refused.allowed).toBe(false)
+      expect(refused).toMatchObject({ allowed: false, retryAfterSeconds: 2 })
       yield* wait(Duration.seconds(refused.retryAfterSeconds))
       expect((yield* limiter.consume("retry")).allowed).toBe(true)
     }))
@@ -64,9 +82,21 @@ const contract = (
       const beforeEdge = yield* drain(limiter, "edge")
       yield* wait(Duration.millis(200))
       const afterEdge = yield* drain(limiter, "edge")
-      // A fixed window anchored at the first request would pass 4 + 5 here; 1 unit refills every 400 ms.
-      expect(beforeEdge).toBe(5)
-      expect(afterEdge).toBeLessThanOrEqual(1)
+      // A fixed window anchored at the first request would pass 4 + 5 here; only the first request's slot frees.
+      expect(beforeEdge).toBe(4)
+      expect(afterEdge).toBe(1)
+    }))
+
+  test("refused requests do not use the budget", () =>
+    Effect.gen(function*() {
+      const limiter = yield* makeLimiter
+      expect(yield* drain(limiter, "hammer")).toBe(5)
+      for (let round = 0; round < 4; round++) {
+        const refused = yield* Effect.forEach(Array.from({ length: 10 }), () => limiter.consume("hammer"))
+        expect(refused.every((d) => !d.allowed)).toBe(true)
+        yield* wait(Duration.millis(500))
+      }
+      expect(yield* drain(limiter, "hammer")).toBe(5)
     }))
 
   test("keys have separate budgets", () =>
@@ -77,28 +107,45 @@ const contract = (
     }))
 }
 
-describe("RateLimiter (memory)", () => {
-  contract(
-    it.scoped,
-    Effect.flatMap(MemoryStore.make, (store) => RateLimiter.make(policy, store)),
-    (duration) => TestClock.adjust(duration)
-  )
+const memoryLimiter = Effect.flatMap(MemoryStore.make, (store) => RateLimiter.make(policy, store))
 
-  it.effect("forgets clients whose budget is full again", () =>
+describe("RateLimiter (memory)", () => {
+  contract(it.scoped, memoryLimiter, (duration) => TestClock.adjust(duration))
+
+  it.effect("Retry-After is tight: a millisecond less is still refused", () =>
     Effect.gen(function*() {
-      const limiter = yield* Effect.flatMap(MemoryStore.make, (store) => RateLimiter.make(policy, store))
+      const limiter = yield* memoryLimiter
+      yield* drain(limiter, "tight")
+      const { retryAfterSeconds } = yield* limiter.consume("tight")
+      yield* TestClock.adjust(Duration.millis(retryAfterSeconds * 1000 - 1))
+      expect((yield* limiter.consume("tight")).allowed).toBe(false)
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* limiter.consume("tight")).allowed).toBe(true)
+    }))
+
+  it.effect("forgets clients whose requests have all left the window", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.make
+      const limiter = yield* RateLimiter.make(policy, store)
       yield* limiter.consume("gone")
       yield* TestClock.adjust(Duration.seconds(3))
+      yield* limiter.consume("other")
+      expect(store.trackedKeys()).toBe(1)
       expect((yield* limiter.consume("gone")).remaining).toBe(4)
     }))
 })
 
-describe("RateLimiter (Redis)", () => {
+// Concurrent: every test has its own prefix, and most of their time is spent waiting for the window.
+describe.concurrent("RateLimiter (Redis)", () => {
   let run = 0
   // Each test gets its own prefix, so reruns and parallel suites never share a budget by accident.
   const redisLimiter = (prefix: string) =>
     RedisStore.make({ url: redisUrl, prefix }).pipe(Effect.flatMap((store) => RateLimiter.make(policy, store)))
   const fresh = Effect.suspend(() => redisLimiter(`${runPrefix}${++run}:`))
+  const redisClient = Effect.acquireRelease(
+    Effect.sync(() => new Redis(Redacted.value(redisUrl))),
+    (client) => Effect.promise(() => client.quit())
+  )
 
   // Skipped, not failed, where no Redis listens on 127.0.0.1:6379 (CI without the service, laptops).
   const live = it.scopedLive.skipIf(!redisUp)
@@ -108,10 +155,39 @@ describe("RateLimiter (Redis)", () => {
   live("two desks on one Redis share one budget", () =>
     Effect.gen(function*() {
       const prefix = `${runPrefix}shared:`
-      const first = yield* redisLimiter(prefix)
-      const second = yield* redisLimiter(prefix)
-      expect(yield* drain(first, "client")).toBe(5)
-      expect((yield* second.consume("client")).allowed).toBe(false)
+      const desks = [yield* redisLimiter(prefix), yield* redisLimiter(prefix)]
+      const decisions = yield* Effect.forEach(Array.from({ length: 6 }), (_, i) => desks[i % 2]!.consume("client"))
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false])
+      const refused = yield* desks[0]!.consume("client")
+      expect(refused.allowed).toBe(false)
+      yield* Effect.sleep(Duration.seconds(refused.retryAfterSeconds))
+      expect((yield* desks[1]!.consume("client")).allowed).toBe(true)
+    }))
+
+  live("concurrent requests through two desks never pass more than `limit`", () =>
+    Effect.gen(function*() {
+      const prefix = `${runPrefix}race:`
+      const desks = [yield* redisLimiter(prefix), yield* redisLimiter(prefix)]
+      const decisions = yield* Effect.forEach(
+        Array.from({ length: 40 }),
+        (_, i) => desks[i % 2]!.consume("client"),
+        { concurrency: "unbounded" }
+      )
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(5)
+    }))
+
+  live("stores only allowed requests, in a key that expires with the window", () =>
+    Effect.gen(function*() {
+      const prefix = `${runPrefix}stored:`
+      const limiter = yield* redisLimiter(prefix)
+      const redis = yield* redisClient
+      yield* Effect.forEach(Array.from({ length: 20 }), () => limiter.consume("client"))
+      const [count, ttl] = yield* Effect.promise(() =>
+        Promise.all([redis.zcard(`${prefix}client`), redis.pttl(`${prefix}client`)])
+      )
+      expect(count).toBe(5)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(2000)
     }))
 })
 
@@ -141,7 +217,7 @@ describe("RateLimiter.layerConfig", () => {
 })
 
 describe("RateLimiter (store failure)", () => {
-  const down: GcraStore = { take: () => Effect.fail(new Cause.UnknownException("connection refused")) }
+  const down: RateStore = { take: () => Effect.fail(new Cause.UnknownException("connection refused")) }
 
   it.effect("fails open and warns once per outage", () =>
     Effect.gen(function*() {
