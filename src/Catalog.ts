@@ -1,16 +1,18 @@
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { HandoffRepo } from "./Catalog/HandoffRepo.ts"
 import type { NewHandoff } from "./Catalog/HandoffRow.ts"
 import { toPreview } from "./Catalog/toPreview.ts"
 import type { CatalogQuery } from "./Domain/Discover.ts"
-import { InvalidHandoff, NotFound } from "./Domain/Errors.ts"
+import { InvalidHandoff, NotFound, PayoutChangeRefused } from "./Domain/Errors.ts"
 import type { FilingRequest } from "./Domain/Filing.ts"
 import { filingIssues } from "./Domain/FilingRules.ts"
 import { type DeskId, handoffSeq } from "./Domain/Ids.ts"
 import type { Origin } from "./Domain/Preview.ts"
 import { codePoints } from "./Domain/Text.ts"
 import { DEMO_PACKET } from "./Guide/Example.ts"
+import { AgentRepo } from "./Identity/AgentRepo.ts"
 
 const normalizeTags = (tags: ReadonlyArray<string>) => [...new Set(tags.map((tag) => tag.trim().toLowerCase()))]
 
@@ -40,6 +42,23 @@ const notFound = (id: string) => new NotFound({ message: `No handoff ${id}; ids 
 
 const make = Effect.gen(function*() {
   const repo = yield* HandoffRepo
+  const agents = yield* AgentRepo
+  const sql = yield* SqlClient.SqlClient
+
+  /** The filer's agent record is created with its first filing, with the payout address it names, if any. */
+  const claimPayout = (agent: DeskId, payoutAddress: string | undefined) =>
+    Effect.gen(function*() {
+      const record = yield* agents.lock(agent)
+      if (payoutAddress === undefined || record.payout_address === payoutAddress) return
+      if (record.payout_address !== null) {
+        return yield* Effect.fail(
+          new PayoutChangeRefused({
+            message: "This id already has a different payoutAddress; change it through POST /api/agents with a signature."
+          })
+        )
+      }
+      yield* agents.update(agent, payoutAddress, record.spend_cap_micro)
+    })
 
   const file = Effect.fn("Catalog.file")(function*(agent: DeskId, request: FilingRequest) {
     const issues = filingIssues(request, agent)
@@ -48,7 +67,9 @@ const make = Effect.gen(function*() {
         new InvalidHandoff({ message: `The filing breaks ${issues.length} rule(s): see issues.`, issues })
       )
     }
-    return toPreview(yield* repo.insert(toNewHandoff(request, "filed")))
+    return yield* sql.withTransaction(
+      Effect.zipRight(claimPayout(agent, request.payoutAddress), repo.insert(toNewHandoff(request, "filed")))
+    ).pipe(Effect.map(toPreview), Effect.catchTag("SqlError", Effect.die))
   })
 
   /** Seed listings skip the identity check: the operator imports them for other filers. */
@@ -84,5 +105,5 @@ const make = Effect.gen(function*() {
 })
 
 export class Catalog extends Context.Tag("Catalog")<Catalog, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(Catalog, make).pipe(Layer.provide(HandoffRepo.layer))
+  static readonly layer = Layer.effect(Catalog, make).pipe(Layer.provide([HandoffRepo.layer, AgentRepo.layer]))
 }

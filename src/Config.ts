@@ -6,6 +6,7 @@ export interface DeskSettings {
   readonly publicUrl: string
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly paymentRequired: boolean
 }
 
 const settings = Config.all({
@@ -13,7 +14,8 @@ const settings = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   publicUrl: Config.url("DESK_PUBLIC_URL").pipe(Config.option),
   dataDir: Config.nonEmptyString("DESK_DATA_DIR").pipe(Config.withDefault("./.desk-data")),
-  databaseUrl: Config.redacted("DATABASE_URL").pipe(Config.option)
+  databaseUrl: Config.redacted("DATABASE_URL").pipe(Config.option),
+  paymentRequired: Config.boolean("DESK_PAYMENT_REQUIRED").pipe(Config.withDefault(false))
 }).pipe(
   Config.map(({ publicUrl, ...rest }): DeskSettings => ({
     ...rest,

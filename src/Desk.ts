@@ -1,12 +1,17 @@
 import { Effect, Layer } from "effect"
 import { Catalog } from "./Catalog.ts"
 import { HttpLive } from "./Http/Server.ts"
+import { Identity } from "./Identity.ts"
+import { Ledger } from "./Ledger.ts"
 
 /** Work done once at startup, after migrations: the sandbox's demo packet must exist. */
 const StartupLive = Layer.effectDiscard(Effect.flatMap(Catalog, (catalog) => catalog.ensureDemo))
 
-/** Every service of the desk over a migrated SqlClient; the caller provides storage, config and the HTTP server. */
+/**
+ * Every service of the desk over a migrated SqlClient; the caller provides storage, config, the
+ * Settlement adapter and the HTTP server.
+ */
 export const DeskLive = HttpLive.pipe(
   Layer.provide(StartupLive),
-  Layer.provideMerge(Catalog.layer)
+  Layer.provideMerge(Layer.mergeAll(Catalog.layer, Ledger.layer, Identity.layer))
 )

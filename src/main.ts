@@ -1,16 +1,24 @@
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Layer, Logger } from "effect"
 import { createServer } from "node:http"
+import * as DeskReceipt from "../adapters/settlement/DeskReceipt.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
+import { TrustedProxies } from "./Http/ClientIp.ts"
+import { RateLimiter } from "./RateLimiter.ts"
 import { SqlLive } from "./Sql.ts"
 
 const ServerLive = Layer.unwrapEffect(
   Effect.map(DeskConfig, (config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
 )
 
+/** Adapters are chosen here, from configuration, and nowhere else. */
+const SettlementLive = DeskReceipt.layer
+
 const MainLive = DeskLive.pipe(
   Layer.provide(ServerLive),
+  Layer.provide(SettlementLive),
+  Layer.provide([RateLimiter.layerConfig, TrustedProxies.layerConfig]),
   Layer.provide(SqlLive),
   Layer.provide(DeskConfig.layer),
   Layer.provide(Logger.json)

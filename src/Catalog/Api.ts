@@ -1,7 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DiscoverParams } from "../Domain/Discover.ts"
-import { AgentIdRequired, InvalidAgentId, InvalidHandoff, InvalidQuery, NotFound } from "../Domain/Errors.ts"
+import {
+  AgentIdRequired,
+  InvalidAgentId,
+  InvalidHandoff,
+  InvalidQuery,
+  NotFound,
+  PayoutChangeRefused
+} from "../Domain/Errors.ts"
 import { FilingRequest } from "../Domain/Filing.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { AgentHeaders } from "../Identity/AgentId.ts"
@@ -18,6 +25,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addError(InvalidHandoff)
       .addError(AgentIdRequired)
       .addError(InvalidAgentId)
+      .addError(PayoutChangeRefused)
       .annotate(OpenApi.Summary, "File a handoff (free)")
       .annotate(
         OpenApi.Description,

@@ -12,6 +12,17 @@ const TagStat = Schema.Struct({
 })
 export type TagStat = typeof TagStat.Type
 
+/** What selling a handoff needs; the body is read only to hand it to a buyer who holds an unlock. */
+export const SealedRow = Schema.Struct({
+  seq: DbInt,
+  title: Schema.String,
+  filer_did: Schema.String,
+  price_micro: DbInt,
+  is_demo: Schema.Boolean,
+  hash: Schema.String
+})
+export type SealedRow = typeof SealedRow.Type
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(PREVIEW_COLUMNS.join(", "))
@@ -38,6 +49,18 @@ const make = Effect.gen(function*() {
     Request: Schema.Number,
     Result: HandoffRow,
     execute: (seq) => sql`SELECT ${columns} FROM handoffs WHERE seq = ${seq}`
+  })
+
+  const findSealed = SqlSchema.findOne({
+    Request: Schema.Number,
+    Result: SealedRow,
+    execute: (seq) => sql`SELECT seq, title, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
+  })
+
+  const findBody = SqlSchema.findOne({
+    Request: Schema.Number,
+    Result: Schema.Struct({ body: Schema.String }),
+    execute: (seq) => sql`SELECT body FROM handoffs WHERE seq = ${seq}`
   })
 
   const filters = (query: CatalogQuery) => {
@@ -115,6 +138,8 @@ const make = Effect.gen(function*() {
     insert: (row: NewHandoff) => Effect.orDie(insert(row)),
     insertDemo: (row: NewHandoff) => Effect.orDie(insertDemo(row)),
     findBySeq: (seq: number) => Effect.orDie(findBySeq(seq)),
+    findSealed: (seq: number) => Effect.orDie(findSealed(seq)),
+    findBody: (seq: number) => Effect.orDie(Effect.map(findBody(seq), Option.map((_) => _.body))),
     search: (query: CatalogQuery) => Effect.orDie(search(query)),
     tagsInUse: Effect.orDie(Effect.map(tagsInUse(undefined), (rows) => rows.map((_) => _.tag))),
     tagStats: Effect.orDie(tagStats(undefined)),

@@ -92,3 +92,65 @@ export class InternalError extends Schema.Class<InternalError>("InternalError")(
 ) {
   readonly _tag = "InternalError"
 }
+
+export class SpendCapExceeded extends Schema.Class<SpendCapExceeded>("SpendCapExceeded")(
+  { ...envelope("spend_cap_exceeded"), spendCapUsd: Schema.Number, spentUsd: Schema.Number, priceUsd: Schema.Number },
+  status(403, "The unlock would take your total spend over your spendCapUsd; raise it with POST /api/agents")
+) {
+  readonly _tag = "SpendCapExceeded"
+}
+
+export class NotUnlocked extends Schema.Class<NotUnlocked>("NotUnlocked")(
+  envelope("not_unlocked"),
+  status(403, "Only an identity that unlocked the handoff may do this")
+) {
+  readonly _tag = "NotUnlocked"
+}
+
+export class PayoutChangeRefused extends Schema.Class<PayoutChangeRefused>("PayoutChangeRefused")(
+  envelope("payout_change_requires_signature"),
+  status(403, "Changing a registered payoutAddress needs an EIP-191 signature by the current payout address")
+) {
+  readonly _tag = "PayoutChangeRefused"
+}
+
+/** The x402 payment challenge members ride along with the error envelope on every 402. */
+export const PaymentRequirementsV1 = Schema.Struct({
+  scheme: Schema.String,
+  network: Schema.String,
+  maxAmountRequired: Schema.String,
+  resource: Schema.String,
+  description: Schema.String,
+  mimeType: Schema.String,
+  payTo: Schema.String,
+  maxTimeoutSeconds: Schema.Int,
+  asset: Schema.String,
+  extra: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ identifier: "PaymentRequirements" })
+export type PaymentRequirementsV1 = typeof PaymentRequirementsV1.Type
+
+export class PaymentRequired extends Schema.Class<PaymentRequired>("PaymentRequired")(
+  {
+    ...envelope("payment_required"),
+    x402Version: Schema.Literal(1),
+    accepts: Schema.Array(PaymentRequirementsV1),
+    error_detail: Schema.optional(Schema.String)
+  },
+  status(402, "Unlock first (POST /api/handoffs/:id/unlock); `accepts` lists the on-chain payment options, if any")
+) {
+  readonly _tag = "PaymentRequired"
+}
+
+export class PaymentInvalid extends Schema.Class<PaymentInvalid>("PaymentInvalid")(
+  { ...envelope("payment_invalid"), reason: Schema.String },
+  status(422, "The X-PAYMENT header was refused; nothing was charged")
+) {
+  readonly _tag = "PaymentInvalid"
+}
+
+export class SettlementPending extends Schema.Class<SettlementPending>("SettlementPending")(
+  { ...envelope("settlement_pending"), retryAfterSeconds: Schema.Int },
+  status(202, "The payment is being confirmed on-chain; retry the same request with the same payment")
+) {
+  readonly _tag = "SettlementPending"
+}

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { EvmAddress } from "./Agent.ts"
 import { DeskId } from "./Ids.ts"
 import { UsdAmount } from "./Money.ts"
 import { Text, TextList, visibleLength } from "./Text.ts"
@@ -67,7 +68,11 @@ export const FilingRequest = Schema.Struct({
     TextList(LIMITS.doesNotContain.items, LIMITS.doesNotContain.chars, "Phrases the body never contains (checked)")
   ),
   whyPay: Schema.optional(Text(LIMITS.whyPay)),
-  provenance: Schema.optional(Schema.NullOr(ProvenanceInput))
+  provenance: Schema.optional(Schema.NullOr(ProvenanceInput)),
+  payoutAddress: Schema.optional(EvmAddress.annotations({
+    description: "Optional (beyond the spec): registers your payout address with your first filing, so no one " +
+      "else can register one for your id first. Ignored when it equals the registered one; a different one is refused."
+  }))
 }).annotations({
   identifier: "FilingRequest",
   parseOptions: { onExcessProperty: "error", errors: "all" }

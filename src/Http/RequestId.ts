@@ -1,4 +1,4 @@
-import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 
@@ -12,6 +12,9 @@ export const requestId = HttpMiddleware.make((app) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const incoming = request.headers["x-request-id"]
     const id = incoming !== undefined && SAFE_ID.test(incoming) ? incoming : randomUUID()
-    const response = yield* app.pipe(Effect.provideService(RequestId, id), Effect.annotateLogs("requestId", id))
-    return HttpServerResponse.setHeader(response, "x-request-id", id)
+    // Set before sending: at this level the response returned by the app has already been written.
+    yield* HttpApp.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", id))
+    )
+    return yield* app.pipe(Effect.provideService(RequestId, id), Effect.annotateLogs("requestId", id))
   }))

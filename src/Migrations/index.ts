@@ -1,9 +1,11 @@
 import { Migrator } from "@effect/sql"
 import catalog from "./0001_catalog.ts"
+import ledger from "./0002_ledger.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
-  "0001_catalog": catalog
+  "0001_catalog": catalog,
+  "0002_ledger": ledger
 }
 
 export const loader = Migrator.fromRecord(migrations)

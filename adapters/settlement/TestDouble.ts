@@ -1,0 +1,38 @@
+import { Effect, Layer } from "effect"
+import { type Rail, Settlement } from "../../src/Settlement.ts"
+
+type Port = Settlement["Type"]
+
+const rail: Rail = {
+  stage: "test",
+  network: "test",
+  label: "test double",
+  asset: "USDC",
+  assetAddress: null,
+  eip712: null,
+  payTo: null,
+  x402Ready: false,
+  facilitatorKind: "none",
+  payoutEnabled: false,
+  explorerTxUrl: () => null,
+  note: "test double"
+}
+
+const unexpected = (method: string) => () => Effect.dieMessage(`Settlement.${method} was called but the test did not stub it`)
+
+/** A Settlement that dies on every method the test did not stub, so a test states what it relies on. */
+export const layerTest = (stubs: Partial<Port> = {}) =>
+  Layer.succeed(
+    Settlement,
+    Settlement.of({
+      rail,
+      accepts: () => {
+        throw new Error("Settlement.accepts was called but the test did not stub it")
+      },
+      verify: unexpected("verify"),
+      settle: unexpected("settle"),
+      payout: unexpected("payout"),
+      facilitatorReachable: Effect.dieMessage("Settlement.facilitatorReachable was not stubbed"),
+      ...stubs
+    })
+  )

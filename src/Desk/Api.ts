@@ -1,0 +1,23 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Unavailable } from "../Domain/Errors.ts"
+import { HealthResponse, StatusResponse, SurfaceResponse } from "./Responses.ts"
+
+export class DeskInfoApi extends HttpApiGroup.make("desk")
+  .add(
+    HttpApiEndpoint.get("status", "/api/status")
+      .addSuccess(StatusResponse)
+      .annotate(OpenApi.Summary, "Payment rail: network, asset, payTo, whether x402 and desk receipts are accepted")
+  )
+  .add(
+    HttpApiEndpoint.get("health", "/api/health")
+      .addSuccess(HealthResponse)
+      .addError(Unavailable)
+      .annotate(OpenApi.Summary, "Liveness with database and payment-rail checks; 503 while the database is down")
+  )
+  .add(
+    HttpApiEndpoint.get("surface", "/api/surface")
+      .addSuccess(SurfaceResponse)
+      .annotate(OpenApi.Summary, "Everything an agent needs to start: identity, settlement, routes")
+  )
+  .annotate(OpenApi.Title, "Desk")
+{}

@@ -1,0 +1,101 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import { verifyMessage } from "viem"
+import {
+  type AgentRegistration,
+  type AgentView,
+  PAYOUT_CHANGE_RULE,
+  payoutChangeMessage
+} from "./Domain/Agent.ts"
+import { InvalidRequest, NotFound, PayoutChangeRefused } from "./Domain/Errors.ts"
+import { DeskId } from "./Domain/Ids.ts"
+import { toUsd } from "./Domain/Money.ts"
+import { type AgentRow, AgentRepo } from "./Identity/AgentRepo.ts"
+
+const SIGNATURE_WINDOW_MS = 10 * 60 * 1000
+
+const refused = (message: string) => Effect.fail(new PayoutChangeRefused({ message }))
+
+/** A registered payout address changes only with a fresh EIP-191 signature by that address. */
+const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistration) =>
+  Effect.gen(function*() {
+    if (agent.payout_address === null || agent.payout_address === next) return
+    if (request.payoutSignature === undefined || request.payoutSignedAt === undefined) {
+      return yield* refused(
+        "This identity already has a payoutAddress; changing it needs payoutSignature and payoutSignedAt. " +
+          PAYOUT_CHANGE_RULE
+      )
+    }
+    const signedAt = Date.parse(request.payoutSignedAt)
+    if (Number.isNaN(signedAt) || Math.abs(Date.now() - signedAt) > SIGNATURE_WINDOW_MS) {
+      return yield* refused("payoutSignedAt must be an ISO 8601 time within 10 minutes of now; sign a fresh message.")
+    }
+    const valid = yield* Effect.promise(() =>
+      verifyMessage({
+        address: agent.payout_address as `0x${string}`,
+        message: payoutChangeMessage(agent.id, next, request.payoutSignedAt!),
+        signature: request.payoutSignature as `0x${string}`
+      }).catch(() => false)
+    )
+    if (!valid) return yield* refused("payoutSignature was not made by the current payout address over that message.")
+  })
+
+const make = Effect.gen(function*() {
+  const repo = yield* AgentRepo
+  const sql = yield* SqlClient.SqlClient
+
+  const view = Effect.fn("Identity.view")(function*(id: string) {
+    const row = yield* repo.find(id)
+    if (Option.isNone(row)) {
+      return yield* Effect.fail(new NotFound({ message: `No agent ${id} is known to this desk yet.` }))
+    }
+    const stats = yield* repo.stats(id)
+    return {
+      ok: true,
+      id: DeskId.make(row.value.id),
+      payoutAddress: row.value.payout_address,
+      spendCapUsd: toUsd(row.value.spend_cap_micro),
+      spentUsd: toUsd(row.value.spent_micro),
+      earnedUsd: toUsd(stats.earned_micro),
+      earnedUsdOnChain: toUsd(stats.earned_on_chain_micro),
+      filed: stats.filed,
+      sales: stats.sales,
+      purchases: stats.purchases,
+      since: row.value.created_at.toISOString(),
+      payoutChangeRule: PAYOUT_CHANGE_RULE
+    } satisfies AgentView
+  })
+
+  const register = Effect.fn("Identity.register")(function*(request: AgentRegistration) {
+    if (request.payoutAddress === undefined && request.spendCapUsd === undefined) {
+      return yield* Effect.fail(
+        new InvalidRequest({
+          message: "Send payoutAddress, spendCapUsd or both.",
+          issues: [{ path: "", message: "needs payoutAddress or spendCapUsd" }]
+        })
+      )
+    }
+    yield* sql.withTransaction(Effect.gen(function*() {
+      const agent = yield* repo.lock(request.id)
+      const payoutAddress = request.payoutAddress ?? agent.payout_address
+      if (payoutAddress !== null) yield* checkPayoutChange(agent, payoutAddress, request)
+      const cap = request.spendCapUsd ?? agent.spend_cap_micro
+      if (cap < agent.spent_micro) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            message: `spendCapUsd cannot go below what this identity already spent (${toUsd(agent.spent_micro)} USD).`,
+            issues: [{ path: "spendCapUsd", message: "must be at least spentUsd" }]
+          })
+        )
+      }
+      yield* repo.update(agent.id, payoutAddress, cap)
+    })).pipe(Effect.catchTag("SqlError", Effect.die))
+    return yield* Effect.orDie(view(request.id))
+  })
+
+  return { view, register, ensure: repo.ensure } as const
+})
+
+export class Identity extends Context.Tag("Identity")<Identity, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(Identity, make).pipe(Layer.provide(AgentRepo.layer))
+}

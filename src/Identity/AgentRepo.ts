@@ -1,0 +1,79 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import { DbDate, DbInt } from "../Domain/DbTypes.ts"
+
+export const AgentRow = Schema.Struct({
+  id: Schema.String,
+  payout_address: Schema.NullOr(Schema.String),
+  spend_cap_micro: DbInt,
+  spent_micro: DbInt,
+  created_at: DbDate
+})
+export type AgentRow = typeof AgentRow.Type
+
+const AgentStats = Schema.Struct({
+  earned_micro: DbInt,
+  earned_on_chain_micro: DbInt,
+  filed: DbInt,
+  sales: DbInt,
+  purchases: DbInt
+})
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const ensure = (id: string) => sql`INSERT INTO agents (id) VALUES (${id}) ON CONFLICT (id) DO NOTHING`
+
+  /** Row-locks the agent (creating it first): every spend and registration of one identity is serialized. */
+  const lock = SqlSchema.single({
+    Request: Schema.String,
+    Result: AgentRow,
+    execute: (id) =>
+      Effect.zipRight(ensure(id), sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`)
+  })
+
+  const find = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: AgentRow,
+    execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
+  })
+
+  const update = (id: string, payoutAddress: string | null, capMicro: number) =>
+    sql`UPDATE agents SET payout_address = ${payoutAddress}, spend_cap_micro = ${capMicro}, updated_at = now()
+      WHERE id = ${id}`
+
+  /** Adds to the identity's spend only if it stays within its cap; no row back means the cap would break. */
+  const spend = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, amount: Schema.Number }),
+    Result: AgentRow,
+    execute: ({ amount, id }) =>
+      sql`UPDATE agents SET spent_micro = spent_micro + ${amount}, updated_at = now()
+        WHERE id = ${id} AND spent_micro + ${amount} <= spend_cap_micro RETURNING *`
+  })
+
+  const stats = SqlSchema.single({
+    Request: Schema.String,
+    Result: AgentStats,
+    execute: (id) =>
+      sql`SELECT
+        (SELECT coalesce(sum(filer_micro), 0) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS earned_micro,
+        (SELECT coalesce(sum(filer_micro), 0) FROM receipts
+          WHERE filer_did = ${id} AND kind = 'sale' AND payout_status = 'sent') AS earned_on_chain_micro,
+        (SELECT count(*) FROM handoffs WHERE filer_did = ${id} AND NOT is_demo) AS filed,
+        (SELECT count(*) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS sales,
+        (SELECT count(*) FROM receipts WHERE payer = ${id} AND kind = 'sale') AS purchases`
+  })
+
+  return {
+    ensure: (id: string) => Effect.orDie(ensure(id)),
+    lock: (id: string) => Effect.orDie(lock(id)),
+    find: (id: string) => Effect.orDie(find(id)),
+    update: (id: string, payoutAddress: string | null, capMicro: number) => Effect.orDie(update(id, payoutAddress, capMicro)),
+    spend: (id: string, amount: number) => Effect.orDie(spend({ id, amount })),
+    stats: (id: string) => Effect.orDie(stats(id))
+  } as const
+})
+
+export class AgentRepo extends Context.Tag("AgentRepo")<AgentRepo, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(AgentRepo, make)
+}

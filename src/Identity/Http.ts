@@ -1,0 +1,10 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { DeskApi } from "../Api.ts"
+import { Identity } from "../Identity.ts"
+
+export const AgentsHttp = HttpApiBuilder.group(DeskApi, "agents", (handlers) =>
+  Effect.map(Identity, (identity) =>
+    handlers
+      .handle("register", ({ payload }) => identity.register(payload))
+      .handle("agent", ({ path }) => identity.view(path.id))))

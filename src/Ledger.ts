@@ -1,0 +1,175 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { HandoffRepo, type SealedRow } from "./Catalog/HandoffRepo.ts"
+import { DeskConfig } from "./Config.ts"
+import {
+  InvalidRequest,
+  NotFound,
+  NotUnlocked,
+  PaymentRequired,
+  SpendCapExceeded
+} from "./Domain/Errors.ts"
+import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
+import { splitPrice, toUsd } from "./Domain/Money.ts"
+import { AgentRepo } from "./Identity/AgentRepo.ts"
+import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
+import type { ReceiptKind, ReceiptRow } from "./Ledger/ReceiptRow.ts"
+import { type Offer, Settlement, type SettledPayment, type VerifiedPayment } from "./Settlement.ts"
+
+export interface Unlocked {
+  readonly alreadyUnlocked: boolean
+  readonly receipt: ReceiptRow
+}
+
+type Payment = { readonly mode: "desk" } | {
+  readonly mode: "x402"
+  readonly verified: VerifiedPayment
+  readonly settled: SettledPayment
+}
+
+const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: unknown } | undefined)?.code === "23505"
+
+const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const handoffs = yield* HandoffRepo
+  const agents = yield* AgentRepo
+  const receipts = yield* ReceiptRepo
+  const settlement = yield* Settlement
+  const config = yield* DeskConfig
+
+  const sealed = Effect.fn("Ledger.sealed")(function*(id: string) {
+    const seq = handoffSeq(id)
+    const row = Option.isSome(seq) ? yield* handoffs.findSealed(seq.value) : Option.none()
+    if (Option.isNone(row)) {
+      return yield* Effect.fail(new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` }))
+    }
+    return row.value
+  })
+
+  const offerOf = (handoff: SealedRow): Offer => {
+    const id = handoffIdOf(handoff.seq)
+    return { handoffId: id, title: handoff.title, priceMicro: handoff.price_micro, resource: `${config.publicUrl}/api/handoffs/${id}/unlock` }
+  }
+
+  const paymentRequired = (handoff: SealedRow, message: string) =>
+    new PaymentRequired({ message, x402Version: 1, accepts: settlement.accepts(offerOf(handoff)) })
+
+  const kindOf = (handoff: SealedRow, payer: DeskId): ReceiptKind =>
+    handoff.is_demo ? "demo" : payer === handoff.filer_did ? "self" : "sale"
+
+  /**
+   * One transaction under the payer's row lock: a repeat unlock finds the first receipt, the spend is
+   * added only within the cap (a database check holds it too), and (payer, handoff) is unique.
+   */
+  const record = (handoff: SealedRow, payer: DeskId, payment: Payment) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const agent = yield* agents.lock(payer)
+      const existing = yield* receipts.findFor(payer, handoff.seq)
+      if (Option.isSome(existing)) return { alreadyUnlocked: true, receipt: existing.value } satisfies Unlocked
+      const kind = kindOf(handoff, payer)
+      if (kind === "sale" && Option.isNone(yield* agents.spend(payer, handoff.price_micro))) {
+        return yield* Effect.fail(
+          new SpendCapExceeded({
+            message: `This unlock would take your spend to ${toUsd(agent.spent_micro + handoff.price_micro)} USD, over ` +
+              `your spendCapUsd of ${toUsd(agent.spend_cap_micro)}. Ask your owner, then raise it with POST /api/agents ` +
+              `{"id": "${payer}", "spendCapUsd": <new cap>}.`,
+            spendCapUsd: toUsd(agent.spend_cap_micro),
+            spentUsd: toUsd(agent.spent_micro),
+            priceUsd: toUsd(handoff.price_micro)
+          })
+        )
+      }
+      const filer = yield* agents.find(handoff.filer_did)
+      const split = splitPrice(handoff.price_micro)
+      const payoutAddress = Option.flatMapNullable(filer, (_) => _.payout_address)
+      yield* receipts.insert({
+        receiptId: newReceiptId(),
+        handoffSeq: handoff.seq,
+        payer,
+        filerDid: handoff.filer_did,
+        priceMicro: handoff.price_micro,
+        filerMicro: split.filer,
+        deskMicro: split.desk,
+        kind,
+        mode: payment.mode,
+        network: payment.mode === "x402" ? payment.settled.network : settlement.rail.network,
+        paymentTxHash: payment.mode === "x402" ? payment.settled.txHash : null,
+        paymentPayerAddress: payment.mode === "x402" ? payment.verified.payerAddress : null,
+        paymentNonce: payment.mode === "x402" ? payment.verified.nonce : null,
+        payoutStatus: kind !== "sale" || split.filer === 0 ? "zero" : "owed",
+        payoutAddress: Option.getOrNull(payoutAddress)
+      })
+      if (kind !== "self") yield* receipts.countPurchase(handoff.seq)
+      const receipt = yield* receipts.findFor(payer, handoff.seq)
+      return { alreadyUnlocked: false, receipt: Option.getOrThrow(receipt) } satisfies Unlocked
+    })).pipe(
+      // Two requests that both passed the lock-free checks: the loser retries and finds the winner's receipt.
+      Effect.retry({ while: (error) => error._tag === "SqlError" && isUniqueViolation(error), times: 3 }),
+      Effect.catchTag("SqlError", Effect.die)
+    )
+
+  const unlock = Effect.fn("Ledger.unlock")(function*(
+    agent: DeskId,
+    handoffId: string,
+    payer: string,
+    payment: Option.Option<string>
+  ) {
+    if (payer !== agent) {
+      return yield* Effect.fail(
+        new InvalidRequest({
+          message: "payer must equal the X-AGENT-ID header.",
+          issues: [{ path: "payer", message: "must equal the X-AGENT-ID header" }]
+        })
+      )
+    }
+    const handoff = yield* sealed(handoffId)
+    const existing = yield* receipts.findFor(agent, handoff.seq)
+    // Never charge twice: an attached payment stays unused when the identity already holds the unlock.
+    if (Option.isSome(existing)) return { alreadyUnlocked: true, receipt: existing.value } satisfies Unlocked
+    if (Option.isNone(payment)) {
+      if (config.paymentRequired && !handoff.is_demo) {
+        return yield* Effect.fail(paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT."))
+      }
+      return yield* record(handoff, agent, { mode: "desk" })
+    }
+    const offer = offerOf(handoff)
+    const verified = yield* settlement.verify(offer, payment.value)
+    const settled = yield* settlement.settle(offer, verified)
+    return yield* record(handoff, agent, { mode: "x402", verified, settled })
+  })
+
+  const body = Effect.fn("Ledger.body")(function*(handoffId: string, agent: Option.Option<DeskId>) {
+    const handoff = yield* sealed(handoffId)
+    const locked = paymentRequired(
+      handoff,
+      `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${handoffIdOf(handoff.seq)}/unlock with X-AGENT-ID ` +
+        `and {"payer": <your id>} (${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`
+    )
+    if (Option.isNone(agent)) return yield* Effect.fail(locked)
+    const isFiler = agent.value === handoff.filer_did
+    if (!isFiler && Option.isNone(yield* receipts.findFor(agent.value, handoff.seq))) return yield* Effect.fail(locked)
+    const text = yield* handoffs.findBody(handoff.seq)
+    return { ok: true as const, id: handoffIdOf(handoff.seq), title: handoff.title, hash: handoff.hash, body: Option.getOrThrow(text) }
+  })
+
+  const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {
+    const handoff = yield* sealed(handoffId)
+    if (Option.isNone(yield* receipts.findFor(agent, handoff.seq))) {
+      return yield* Effect.fail(new NotUnlocked({ message: "Only an identity that unlocked this handoff can rate it." }))
+    }
+    yield* sql.withTransaction(receipts.vote(handoff.seq, agent, useful)).pipe(Effect.catchTag("SqlError", Effect.die))
+    const row = yield* handoffs.findBySeq(handoff.seq)
+    return { ok: true as const, id: handoffIdOf(handoff.seq), useful: Option.getOrThrow(row).useful, notUseful: Option.getOrThrow(row).not_useful, yourVote: useful }
+  })
+
+  return { unlock, body, feedback, list: receipts.list, recentSales: receipts.recentSales, totals: receipts.totals, census: receipts.census } as const
+})
+
+export class Ledger extends Context.Tag("Ledger")<Ledger, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(Ledger, make).pipe(
+    Layer.provide([HandoffRepo.layer, AgentRepo.layer, ReceiptRepo.layer])
+  )
+}

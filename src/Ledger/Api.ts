@@ -1,0 +1,91 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { HandoffPath } from "../Catalog/Api.ts"
+import {
+  AgentIdRequired,
+  InvalidAgentId,
+  InvalidQuery,
+  InvalidRequest,
+  NotFound,
+  NotUnlocked,
+  PaymentInvalid,
+  PaymentRequired,
+  SettlementPending,
+  SpendCapExceeded
+} from "../Domain/Errors.ts"
+import { BodyResponse, FeedbackRequest, FeedbackResponse, UnlockRequest, UnlockResponse } from "../Domain/Receipt.ts"
+import { AgentHeaders } from "../Identity/AgentId.ts"
+import { BooksResponse, EarningsResponse, ReceiptsParams, ReceiptsResponse } from "./Responses.ts"
+
+export const PaymentHeaders = Schema.Struct({
+  ...AgentHeaders.fields,
+  "x-payment": Schema.optional(Schema.String.annotations({
+    description: "x402 v1: base64 JSON of a signed EIP-3009 USDC authorization for the challenge's accepts[]"
+  })),
+  "payment-signature": Schema.optional(Schema.String.annotations({ description: "x402 v2 payment payload" }))
+})
+
+export class LedgerApi extends HttpApiGroup.make("ledger")
+  .add(
+    HttpApiEndpoint.post("unlock", "/api/handoffs/:id/unlock")
+      .setPath(HandoffPath)
+      .setHeaders(PaymentHeaders)
+      .setPayload(UnlockRequest)
+      .addSuccess(UnlockResponse)
+      .addError(NotFound)
+      .addError(AgentIdRequired)
+      .addError(InvalidAgentId)
+      .addError(InvalidRequest)
+      .addError(SpendCapExceeded)
+      .addError(PaymentRequired)
+      .addError(PaymentInvalid)
+      .addError(SettlementPending)
+      .annotate(OpenApi.Summary, "Pay the listed price and unlock the body (confirm with your owner first)")
+      .annotate(
+        OpenApi.Description,
+        "Without X-PAYMENT a desk receipt is written and no USDC moves (unless the desk requires payment: then 402 " +
+          "with the x402 challenge). Repeat unlocks return the first receipt with alreadyUnlocked true and charge nothing."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("body", "/api/handoffs/:id/body")
+      .setPath(HandoffPath)
+      .setHeaders(AgentHeaders)
+      .addSuccess(BodyResponse)
+      .addError(NotFound)
+      .addError(InvalidAgentId)
+      .addError(PaymentRequired)
+      .annotate(OpenApi.Summary, "The sealed body, for an identity that unlocked it (402 before)")
+  )
+  .add(
+    HttpApiEndpoint.post("feedback", "/api/handoffs/:id/feedback")
+      .setPath(HandoffPath)
+      .setHeaders(AgentHeaders)
+      .setPayload(FeedbackRequest)
+      .addSuccess(FeedbackResponse)
+      .addError(NotFound)
+      .addError(AgentIdRequired)
+      .addError(InvalidAgentId)
+      .addError(InvalidRequest)
+      .addError(NotUnlocked)
+      .annotate(OpenApi.Summary, "Mark an unlocked handoff useful or not (one vote per identity; a later call changes it)")
+  )
+  .add(
+    HttpApiEndpoint.get("receipts", "/api/receipts")
+      .setUrlParams(ReceiptsParams)
+      .addSuccess(ReceiptsResponse)
+      .addError(InvalidQuery)
+      .annotate(OpenApi.Summary, "Receipt records, newest first (limit default 20, capped at 100)")
+  )
+  .add(
+    HttpApiEndpoint.get("earnings", "/api/earnings")
+      .addSuccess(EarningsResponse)
+      .annotate(OpenApi.Summary, "Desk totals and recent sales (demo and self-test rows excluded)")
+  )
+  .add(
+    HttpApiEndpoint.get("books", "/api/books")
+      .addSuccess(BooksResponse)
+      .annotate(OpenApi.Summary, "Public census: handoffs, filers, buyers, receipts, volume")
+  )
+  .annotate(OpenApi.Title, "Ledger")
+{}

@@ -1,0 +1,95 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { DeskApi } from "../Api.ts"
+import { toUsd } from "../Domain/Money.ts"
+import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
+import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
+import { Ledger } from "../Ledger.ts"
+import { Settlement } from "../Settlement.ts"
+import { toReceipt } from "./toReceipt.ts"
+
+const MAX_LIMIT = 100
+
+export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
+  Effect.gen(function*() {
+    const ledger = yield* Ledger
+    const { rail } = yield* Settlement
+    const receiptFor = (audience: "buyer" | "public") => (row: Parameters<typeof toReceipt>[0]) =>
+      toReceipt(row, rail.explorerTxUrl, audience)
+
+    return handlers
+      .handle("unlock", ({ headers, path, payload }) =>
+        Effect.gen(function*() {
+          const agent = yield* requireAgentId(headers[AGENT_HEADER])
+          const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
+          const { alreadyUnlocked, receipt } = yield* ledger.unlock(agent, path.id, payload.payer, payment)
+          const unlocked = receiptFor("buyer")(receipt)
+          return { ok: true as const, alreadyUnlocked, receipt: unlocked, bodyUrl: `/api/handoffs/${unlocked.handoffId}/body` }
+        }))
+      .handle("body", ({ headers, path }) =>
+        Effect.gen(function*() {
+          const header = headers[AGENT_HEADER]
+          const agent = header === undefined ? Option.none() : Option.some(yield* requireAgentId(header))
+          return yield* ledger.body(path.id, agent)
+        }).pipe(Effect.catchTag("AgentIdRequired", Effect.die)))
+      .handle("feedback", ({ headers, path, payload }) =>
+        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) => ledger.feedback(agent, path.id, payload.useful)))
+      .handle("receipts", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const page = urlParams.page ?? 1
+          const limit = Math.min(urlParams.limit ?? 20, MAX_LIMIT)
+          const filter = { payer: urlParams.payer ?? null, filer: urlParams.filer ?? null, limit, offset: (page - 1) * limit }
+          const { rows, total } = yield* ledger.list(filter)
+          return {
+            ok: true as const,
+            total,
+            page,
+            limit,
+            pages: Math.ceil(total / limit),
+            receipts: rows.map(receiptFor(filter.payer === null ? "public" : "buyer"))
+          }
+        }))
+      .handle("earnings", () =>
+        Effect.gen(function*() {
+          const [totals, recent] = yield* Effect.all([ledger.totals, ledger.recentSales(10)])
+          return {
+            ok: true as const,
+            filerSharePct: 90,
+            deskFeePct: 10,
+            earnedUsdOnChain: toUsd(totals.filer_paid_on_chain_micro),
+            onChainPayoutCount: totals.on_chain_payouts,
+            deskVolumeUsd: toUsd(totals.volume_micro),
+            buyerPaidOnChainUsd: toUsd(totals.on_chain_micro),
+            filerPaidOnChainUsd: toUsd(totals.filer_paid_on_chain_micro),
+            deskLedgerOnlyUsd: toUsd(totals.ledger_only_micro),
+            filerOwedUsd: toUsd(totals.filer_owed_micro),
+            totalsNote: "Totals count sales only: demo (sandbox) and self-test unlocks are excluded. deskLedgerOnlyUsd is " +
+              "desk-receipt volume with no USDC movement; filerOwedUsd is the filers' 90 % not yet paid on-chain.",
+            receiptCount: totals.receipts,
+            recent: recent.map(receiptFor("public")),
+            note: `Settlement: ${rail.label}. Buyer ids are masked in public listings.`,
+            next: ["GET /api/discover", "GET /api/books", "GET /api/receipts?filer=<your id>", "GET /api/demand"],
+            standingOrder: STANDING_ORDER
+          }
+        }))
+      .handle("books", () =>
+        Effect.gen(function*() {
+          const [totals, census] = yield* Effect.all([ledger.totals, ledger.census])
+          return {
+            ok: true as const,
+            handoffs: census.handoffs,
+            filers: census.filers,
+            buyers: totals.buyers,
+            receipts: totals.receipts,
+            purchases: census.purchases,
+            volumeUsd: toUsd(totals.volume_micro),
+            filerEarningsUsd: toUsd(totals.filer_micro),
+            deskFeesUsd: toUsd(totals.desk_micro),
+            onChainVolumeUsd: toUsd(totals.on_chain_micro),
+            ledgerOnlyVolumeUsd: toUsd(totals.ledger_only_micro),
+            filerOwedUsd: toUsd(totals.filer_owed_micro),
+            balanced: totals.filer_micro + totals.desk_micro === totals.volume_micro && census.purchases === totals.receipts,
+            note: "Counts exclude the demo packet and self-test unlocks; amounts are exact micro-USDC shown in USD."
+          }
+        }))
+  }))

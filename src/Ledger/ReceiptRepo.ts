@@ -1,0 +1,128 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import { DbInt } from "../Domain/DbTypes.ts"
+import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
+
+export interface ReceiptFilter {
+  readonly payer: string | null
+  readonly filer: string | null
+  readonly limit: number
+  readonly offset: number
+}
+
+const Totals = Schema.Struct({
+  receipts: DbInt,
+  volume_micro: DbInt,
+  filer_micro: DbInt,
+  desk_micro: DbInt,
+  on_chain_micro: DbInt,
+  ledger_only_micro: DbInt,
+  filer_paid_on_chain_micro: DbInt,
+  on_chain_payouts: DbInt,
+  filer_owed_micro: DbInt,
+  buyers: DbInt
+})
+export type Totals = typeof Totals.Type
+
+const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt })
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const select = sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
+      r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payout_status, r.payout_address, r.payout_tx_hash,
+      r.created_at
+    FROM receipts r JOIN handoffs h ON h.seq = r.handoff_seq`
+
+  const findFor = SqlSchema.findOne({
+    Request: Schema.Struct({ payer: Schema.String, handoffSeq: Schema.Number }),
+    Result: ReceiptRow,
+    execute: ({ handoffSeq, payer }) => sql`${select} WHERE r.payer = ${payer} AND r.handoff_seq = ${handoffSeq}`
+  })
+
+  const insert = (receipt: NewReceipt) =>
+    sql`INSERT INTO receipts (receipt_id, handoff_seq, payer, filer_did, price_micro, filer_micro, desk_micro, kind, mode,
+        network, payment_tx_hash, payment_payer_address, payment_nonce, payout_status, payout_address)
+      VALUES (${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid}, ${receipt.priceMicro},
+        ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode}, ${receipt.network},
+        ${receipt.paymentTxHash}, ${receipt.paymentPayerAddress}, ${receipt.paymentNonce}, ${receipt.payoutStatus},
+        ${receipt.payoutAddress})`
+
+  const countPurchase = (handoffSeq: number) => sql`UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${handoffSeq}`
+
+  const where = (filter: ReceiptFilter) => {
+    const clauses = [sql`TRUE`]
+    if (filter.payer !== null) clauses.push(sql`r.payer = ${filter.payer}`)
+    if (filter.filer !== null) clauses.push(sql`r.filer_did = ${filter.filer}`)
+    return sql.and(clauses)
+  }
+
+  const list = (filter: ReceiptFilter) =>
+    Effect.all({
+      rows: SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: ReceiptRow,
+        execute: () => sql`${select} WHERE ${where(filter)} ORDER BY r.seq DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
+      })(undefined),
+      total: SqlSchema.single({
+        Request: Schema.Void,
+        Result: Schema.Struct({ total: DbInt }),
+        execute: () => sql`SELECT count(*) AS total FROM receipts r WHERE ${where(filter)}`
+      })(undefined).pipe(Effect.map((_) => _.total))
+    })
+
+  const recentSales = SqlSchema.findAll({
+    Request: Schema.Number,
+    Result: ReceiptRow,
+    execute: (limit) => sql`${select} WHERE r.kind = 'sale' ORDER BY r.seq DESC LIMIT ${limit}`
+  })
+
+  const totals = SqlSchema.single({
+    Request: Schema.Void,
+    Result: Totals,
+    execute: () =>
+      sql`SELECT count(*) AS receipts,
+          coalesce(sum(price_micro), 0) AS volume_micro,
+          coalesce(sum(filer_micro), 0) AS filer_micro,
+          coalesce(sum(desk_micro), 0) AS desk_micro,
+          coalesce(sum(price_micro) FILTER (WHERE mode = 'x402'), 0) AS on_chain_micro,
+          coalesce(sum(price_micro) FILTER (WHERE mode = 'desk'), 0) AS ledger_only_micro,
+          coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'sent'), 0) AS filer_paid_on_chain_micro,
+          count(*) FILTER (WHERE payout_status = 'sent') AS on_chain_payouts,
+          coalesce(sum(filer_micro) FILTER (WHERE payout_status IN ('owed', 'pending', 'failed')), 0) AS filer_owed_micro,
+          count(DISTINCT payer) AS buyers
+        FROM receipts WHERE kind = 'sale'`
+  })
+
+  const census = SqlSchema.single({
+    Request: Schema.Void,
+    Result: Census,
+    execute: () =>
+      sql`SELECT count(*) AS handoffs, count(DISTINCT filer_did) AS filers, coalesce(sum(purchases), 0) AS purchases
+        FROM handoffs WHERE NOT is_demo`
+  })
+
+  const vote = (handoffSeq: number, agent: string, useful: boolean) =>
+    Effect.gen(function*() {
+      yield* sql`INSERT INTO feedback (handoff_seq, agent_id, useful) VALUES (${handoffSeq}, ${agent}, ${useful})
+        ON CONFLICT (handoff_seq, agent_id) DO UPDATE SET useful = excluded.useful, updated_at = now()`
+      yield* sql`UPDATE handoffs SET
+          useful = (SELECT count(*) FROM feedback WHERE handoff_seq = ${handoffSeq} AND useful),
+          not_useful = (SELECT count(*) FROM feedback WHERE handoff_seq = ${handoffSeq} AND NOT useful)
+        WHERE seq = ${handoffSeq}`
+    })
+
+  return {
+    findFor: (payer: string, handoffSeq: number) => Effect.orDie(findFor({ payer, handoffSeq })),
+    insert: (receipt: NewReceipt) => insert(receipt),
+    countPurchase: (handoffSeq: number) => Effect.orDie(countPurchase(handoffSeq)),
+    list: (filter: ReceiptFilter) => Effect.orDie(list(filter)),
+    recentSales: (limit: number) => Effect.orDie(recentSales(limit)),
+    totals: Effect.orDie(totals(undefined)),
+    census: Effect.orDie(census(undefined)),
+    vote: (handoffSeq: number, agent: string, useful: boolean) => Effect.orDie(vote(handoffSeq, agent, useful))
+  } as const
+})
+
+export class ReceiptRepo extends Context.Tag("ReceiptRepo")<ReceiptRepo, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(ReceiptRepo, make)
+}

@@ -1,0 +1,183 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { privateKeyToAccount } from "viem/accounts"
+import { payoutChangeMessage } from "../../src/Domain/Agent.ts"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+
+const send = (path: string, init?: Parameters<TestDesk["Type"]["request"]>[1]) =>
+  Effect.flatMap(TestDesk, (desk) =>
+    Effect.promise(async () => {
+      const response = await desk.request(path, init)
+      return { status: response.status, headers: response.headers, json: await readJson(response) }
+    }))
+
+const fileOne = (filer: string, overrides: Record<string, unknown> = {}) =>
+  Effect.map(send("/api/handoffs", { json: filing(filer, overrides), agent: filer }), (_) => _.json.id as string)
+
+const unlock = (id: string, buyer: string) => send(`/api/handoffs/${id}/unlock`, { json: { payer: buyer }, agent: buyer })
+
+const payoutKey = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
+const otherKey = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a")
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`the spec's loop over ${backend.name}`, () => {
+    it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
+      it.effect("file, discover, 402, unlock, body, receipts, earnings, books", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          const buyer = newAgentId()
+          const id = yield* fileOne(filer, { priceUsd: 0.25, title: "Zanzibar ledger reconciliation method" })
+
+          const found = yield* send("/api/discover?q=zanzibar")
+          expect(found.json.items.map((_: { id: string }) => _.id)).toContain(id)
+
+          const sealed = yield* send(`/api/handoffs/${id}/body`, { agent: buyer })
+          expect(sealed.status).toBe(402)
+          expect(sealed.json).toMatchObject({ ok: false, error: "payment_required", x402Version: 1, accepts: [] })
+          expect((yield* send(`/api/handoffs/${id}/body`)).status).toBe(402)
+
+          const first = yield* unlock(id, buyer)
+          expect(first.status).toBe(200)
+          expect(first.json).toMatchObject({ ok: true, alreadyUnlocked: false, bodyUrl: `/api/handoffs/${id}/body` })
+          expect(first.json.receipt).toMatchObject({
+            handoffId: id,
+            payer: buyer,
+            filerDid: filer,
+            priceUsd: 0.25,
+            filerPayoutUsd: 0.225,
+            deskFeeUsd: 0.025,
+            mode: "desk",
+            kind: "sale",
+            filerPayoutStatus: "owed",
+            network: "base",
+            txUrl: null,
+            filerPayoutTxUrl: null
+          })
+          expect(first.json.receipt.receiptId).toMatch(/^rcpt_/)
+
+          const again = yield* unlock(id, buyer)
+          expect(again.json.alreadyUnlocked).toBe(true)
+          expect(again.json.receipt.receiptId).toBe(first.json.receipt.receiptId)
+
+          const body = yield* send(`/api/handoffs/${id}/body`, { agent: buyer })
+          expect(body.status).toBe(200)
+          expect(body.json).toEqual({
+            ok: true,
+            id,
+            title: "Zanzibar ledger reconciliation method",
+            hash: createHash("sha256").update(BODY).digest("hex"),
+            body: BODY
+          })
+          expect((yield* send(`/api/handoffs/${id}/body`, { agent: buyer })).status).toBe(200)
+          expect((yield* send(`/api/handoffs/${id}`)).json.purchases).toBe(1)
+
+          const mine = yield* send(`/api/receipts?payer=${buyer}`)
+          expect(mine.json).toMatchObject({ ok: true, total: 1, page: 1, pages: 1 })
+          expect(mine.json.receipts[0].payer).toBe(buyer)
+          const sold = yield* send(`/api/receipts?filer=${filer}`)
+          expect(sold.json.receipts[0].payer).not.toBe(buyer)
+          expect(JSON.stringify(sold.json)).not.toContain(buyer)
+
+          const earnings = yield* send("/api/earnings")
+          expect(earnings.json).toMatchObject({ ok: true, filerSharePct: 90, deskFeePct: 10 })
+          expect(earnings.json.deskLedgerOnlyUsd).toBeGreaterThanOrEqual(0.25)
+          expect(JSON.stringify(earnings.json)).not.toContain(buyer)
+          const books = yield* send("/api/books")
+          expect(books.json).toMatchObject({ ok: true, balanced: true })
+          expect(JSON.stringify(books.json)).not.toContain(buyer)
+
+          const filerView = yield* send(`/api/agents/${filer}`)
+          expect(filerView.json).toMatchObject({ ok: true, id: filer, earnedUsd: 0.225, earnedUsdOnChain: 0, sales: 1 })
+          const buyerView = yield* send(`/api/agents/${buyer}`)
+          expect(buyerView.json).toMatchObject({ spendCapUsd: 10, spentUsd: 0.25, purchases: 1 })
+        }))
+
+      it.effect("payer must equal the header; unknown handoffs are 404", () =>
+        Effect.gen(function*() {
+          const buyer = newAgentId()
+          const id = yield* fileOne(newAgentId())
+          const mismatch = yield* send(`/api/handoffs/${id}/unlock`, { json: { payer: newAgentId() }, agent: buyer })
+          expect(mismatch.status).toBe(422)
+          expect(mismatch.json.issues[0].path).toBe("payer")
+          expect((yield* send("/api/handoffs/DESK-99999999/unlock", { json: { payer: buyer }, agent: buyer })).status).toBe(404)
+          expect((yield* send(`/api/handoffs/${id}/unlock`, { json: { payer: buyer } })).status).toBe(401)
+          expect((yield* send(`/api/receipts?payer=${buyer}`)).json.total).toBe(0)
+        }))
+
+      it.effect("refuses an unlock over the spend cap, writes nothing, and lets the owner raise it", () =>
+        Effect.gen(function*() {
+          const buyer = newAgentId()
+          const pricey = yield* fileOne(newAgentId(), { priceUsd: 7, reconstructUsd: 700 })
+          const second = yield* fileOne(newAgentId(), { priceUsd: 4, reconstructUsd: 400 })
+          expect((yield* unlock(pricey, buyer)).status).toBe(200)
+          const refused = yield* unlock(second, buyer)
+          expect(refused.status).toBe(403)
+          expect(refused.json).toMatchObject({ ok: false, error: "spend_cap_exceeded", spendCapUsd: 10, spentUsd: 7 })
+          expect(refused.json.message).toContain("POST /api/agents")
+          expect((yield* send(`/api/receipts?payer=${buyer}`)).json.total).toBe(1)
+          expect((yield* send(`/api/handoffs/${second}`)).json.purchases).toBe(0)
+
+          const raised = yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 20 } })
+          expect(raised.json).toMatchObject({ ok: true, spendCapUsd: 20, spentUsd: 7 })
+          expect((yield* unlock(second, buyer)).status).toBe(200)
+          const lowered = yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 5 } })
+          expect(lowered.status).toBe(422)
+        }))
+
+      it.effect("feedback: only buyers vote, once each, and a later vote replaces the first", () =>
+        Effect.gen(function*() {
+          const buyer = newAgentId()
+          const id = yield* fileOne(newAgentId())
+          const early = yield* send(`/api/handoffs/${id}/feedback`, { json: { useful: true }, agent: buyer })
+          expect(early.status).toBe(403)
+          expect(early.json.error).toBe("not_unlocked")
+          yield* unlock(id, buyer)
+          yield* send(`/api/handoffs/${id}/feedback`, { json: { useful: true }, agent: buyer })
+          const changed = yield* send(`/api/handoffs/${id}/feedback`, { json: { useful: false }, agent: buyer })
+          expect(changed.json).toMatchObject({ ok: true, useful: 0, notUseful: 1, yourVote: false })
+          expect((yield* send(`/api/handoffs/${id}`)).json).toMatchObject({ useful: 0, notUseful: 1 })
+        }))
+
+      it.effect("payout address: first registration is free, a change needs the current address's signature", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          const first = yield* send("/api/agents", { json: { id: filer, payoutAddress: payoutKey.address } })
+          expect(first.json.payoutAddress).toBe(payoutKey.address)
+          const hijack = yield* send("/api/agents", { json: { id: filer, payoutAddress: otherKey.address } })
+          expect(hijack.status).toBe(403)
+          expect(hijack.json.error).toBe("payout_change_requires_signature")
+          const signedAt = new Date().toISOString()
+          const forged = yield* Effect.promise(() =>
+            otherKey.signMessage({ message: payoutChangeMessage(filer, otherKey.address, signedAt) })
+          )
+          const refused = yield* send("/api/agents", {
+            json: { id: filer, payoutAddress: otherKey.address, payoutSignature: forged, payoutSignedAt: signedAt }
+          })
+          expect(refused.status).toBe(403)
+          const signature = yield* Effect.promise(() =>
+            payoutKey.signMessage({ message: payoutChangeMessage(filer, otherKey.address, signedAt) })
+          )
+          const changed = yield* send("/api/agents", {
+            json: { id: filer, payoutAddress: otherKey.address, payoutSignature: signature, payoutSignedAt: signedAt }
+          })
+          expect(changed.status).toBe(200)
+          expect(changed.json.payoutAddress).toBe(otherKey.address)
+          const bad = yield* send("/api/agents", { json: { id: filer, payoutAddress: "0xAbC" } })
+          expect(bad.status).toBe(422)
+        }))
+
+      it.effect("a filer names its payout address in its first filing", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          yield* fileOne(filer, { payoutAddress: payoutKey.address })
+          expect((yield* send(`/api/agents/${filer}`)).json.payoutAddress).toBe(payoutKey.address)
+          const other = yield* send("/api/handoffs", { json: filing(filer, { payoutAddress: otherKey.address }), agent: filer })
+          expect(other.status).toBe(403)
+        }))
+    })
+  })
+}
