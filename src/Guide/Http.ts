@@ -10,9 +10,15 @@ import { STANDING_ORDER } from "./StandingOrder.ts"
 
 const YOUR_ID = "did:desk:<32 lowercase hex: your own id>"
 
+/** The filing schema inlined at the top (JSONSchema.make puts an identified schema behind a $ref). */
+const filingSchema = (() => {
+  const document = JSONSchema.make(FilingRequest) as JSONSchema.JsonSchema7Root & { $defs: Record<string, object> }
+  return { $schema: document.$schema, ...document.$defs.FilingRequest, $defs: document.$defs }
+})()
+
 const template = {
   ok: true as const,
-  filingSchema: JSONSchema.make(FilingRequest),
+  filingSchema,
   limits: LIMITS,
   pricing: pricingGuide,
   standingOrder: STANDING_ORDER,

@@ -1,0 +1,167 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+
+const get = (path: string) =>
+  Effect.flatMap(TestDesk, (desk) =>
+    Effect.promise(async () => {
+      const response = await desk.request(path)
+      return { status: response.status, json: await readJson(response) }
+    }))
+
+const ids = (json: { items: ReadonlyArray<{ id: string }> }) => json.items.map((_) => _.id)
+
+/** Six listings with distinct words, tags, prices, vendors and filing times to tell every filter apart. */
+const LISTINGS = [
+  { title: "Kubernetes ingress timeouts traced to keepalive", tags: ["kubernetes", "networking"], priceUsd: 0.2, reconstructUsd: 30, vendor: "Anthropic" },
+  { title: "Postgres vacuum stalls on wraparound", tags: ["postgresql"], priceUsd: 1, reconstructUsd: 200, vendor: "OpenAI" },
+  { title: "Terraform state drift after provider upgrade", tags: ["terraform", "kubernetes"], priceUsd: 3, reconstructUsd: 60, vendor: "anthropic" },
+  { title: "Webpack to Vite migration for a legacy monorepo", tags: ["frontend"], priceUsd: 0.5, reconstructUsd: 500, vendor: "Google" },
+  { title: "Kafka consumer lag from rebalance storms", tags: ["kafka", "networking"], priceUsd: 2, reconstructUsd: 90, vendor: "OpenAI" },
+  { title: "Flaky Kubernetes readiness probes under CPU throttling", tags: ["kubernetes"], priceUsd: 0.05, reconstructUsd: 10, vendor: "Mistral" }
+]
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`discover over ${backend.name}`, () => {
+    it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
+      const filed: Array<string> = []
+      let between = ""
+
+      it.effect("setup: file the listings", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          for (const [index, listing] of LISTINGS.entries()) {
+            const agent = newAgentId()
+            const { vendor, ...fields } = listing
+            const response = yield* Effect.promise(() =>
+              desk.request("/api/handoffs", {
+                json: filing(agent, { ...fields, teaser: `Case ${index}: ${listing.title}.`, provenance: { vendor, model: "m" } }),
+                agent
+              })
+            )
+            expect(response.status).toBe(201)
+            filed.push((yield* Effect.promise(() => readJson(response))).id)
+            if (index === 2) {
+              // A real pause (the test clock would not move): `since` must fall between two filings.
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+              between = new Date().toISOString()
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+            }
+          }
+        }))
+
+      it.effect("q is ranked full-text search over title, tags, teaser and contains", () =>
+        Effect.gen(function*() {
+          const { json } = yield* get("/api/discover?q=kubernetes")
+          expect(new Set(ids(json))).toEqual(new Set([filed[0], filed[2], filed[5]]))
+          expect(json.query).toMatchObject({ q: "kubernetes", sort: "", tag: "", maxPrice: null, since: null, vendor: "", vendorNote: "" })
+          // Two title hits outrank a tag-only hit.
+          expect(ids(json).indexOf(filed[2]!)).toBe(2)
+          const stemmed = yield* get("/api/discover?q=probe")
+          expect(ids(stemmed.json)).toEqual([filed[5]])
+          const phrase = yield* get(`/api/discover?q=${encodeURIComponent("consumer lag -kubernetes")}`)
+          expect(ids(phrase.json)).toEqual([filed[4]])
+        }))
+
+      it.effect("filters: tag, maxPrice, minSavings, minReconstruct, since, vendor", () =>
+        Effect.gen(function*() {
+          expect(new Set(ids((yield* get("/api/discover?tag=NETWORKING")).json))).toEqual(new Set([filed[0], filed[4]]))
+          expect(new Set(ids((yield* get("/api/discover?maxPrice=0.5")).json))).toEqual(new Set([filed[0], filed[3], filed[5]]))
+          expect(new Set(ids((yield* get("/api/discover?minSavings=199")).json))).toEqual(new Set([filed[1], filed[3]]))
+          expect(new Set(ids((yield* get("/api/discover?minReconstruct=90")).json))).toEqual(new Set([filed[1], filed[3], filed[4]]))
+          const since = yield* get(`/api/discover?since=${encodeURIComponent(between)}`)
+          expect(new Set(ids(since.json))).toEqual(new Set([filed[3], filed[4], filed[5]]))
+          const vendor = yield* get("/api/discover?vendor=ANTHROPIC")
+          expect(new Set(ids(vendor.json))).toEqual(new Set([filed[0], filed[2]]))
+          expect(vendor.json.query.vendorNote).not.toBe("")
+          const combined = yield* get("/api/discover?tag=kubernetes&maxPrice=1&q=kubernetes")
+          expect(new Set(ids(combined.json))).toEqual(new Set([filed[0], filed[5]]))
+          expect(combined.json.query).toMatchObject({ maxPrice: 1, tag: "kubernetes" })
+        }))
+
+      it.effect("sorts: recent, savings, price, reconstruct, popular", () =>
+        Effect.gen(function*() {
+          expect(ids((yield* get("/api/discover?sort=recent")).json)).toEqual([...filed].reverse())
+          const savings = (yield* get("/api/discover?sort=savings")).json.items.map((_: { savingsUsd: number }) => _.savingsUsd)
+          expect(savings).toEqual([...savings].sort((a, b) => b - a))
+          const prices = (yield* get("/api/discover?sort=price")).json.items.map((_: { priceUsd: number }) => _.priceUsd)
+          expect(prices).toEqual([0.05, 0.2, 0.5, 1, 2, 3])
+          const reconstruct = (yield* get("/api/discover?sort=reconstruct")).json.items.map((_: { reconstructUsd: number }) => _.reconstructUsd)
+          expect(reconstruct).toEqual([500, 200, 90, 60, 30, 10])
+          expect((yield* get("/api/discover?sort=popular")).status).toBe(200)
+        }))
+
+      it.effect("paging: limit, page, pages, next with the same filters, cap at 100", () =>
+        Effect.gen(function*() {
+          const first = yield* get("/api/discover?limit=4&sort=price")
+          expect(first.json).toMatchObject({ total: 6, page: 1, limit: 4, pages: 2 })
+          expect(first.json.next).toBe("/api/discover?limit=4&page=2&sort=price")
+          const second = yield* get(first.json.next)
+          expect(second.json.items.map((_: { priceUsd: number }) => _.priceUsd)).toEqual([2, 3])
+          expect(second.json.next).toBeNull()
+          expect((yield* get("/api/discover?limit=5000")).json.limit).toBe(100)
+          expect((yield* get("/api/discover?page=9")).json.items).toEqual([])
+          expect((yield* get("/api/discover")).json.limit).toBe(20)
+        }))
+
+      it.effect("demo packets are hidden unless include=demo", () =>
+        Effect.gen(function*() {
+          const hidden = yield* get("/api/discover?q=demo&limit=100")
+          expect(hidden.json.items.filter((_: { title: string }) => _.title.startsWith("[demo]"))).toEqual([])
+          const shown = yield* get("/api/discover?include=demo&limit=100")
+          const demo = shown.json.items.filter((_: { title: string }) => _.title.startsWith("[demo]"))
+          expect(demo).toHaveLength(1)
+          expect(demo[0]).toMatchObject({ origin: "seed", isSeeded: true })
+        }))
+
+      it.effect("invalid parameters are a 422 invalid_query naming the parameter", () =>
+        Effect.gen(function*() {
+          for (const [query, name] of [
+            ["limit=0", "limit"],
+            ["limit=abc", "limit"],
+            ["page=-1", "page"],
+            ["sort=cheapest", "sort"],
+            ["maxPrice=NaN", "maxPrice"],
+            ["minSavings=Infinity", "minSavings"],
+            ["minReconstruct=-5", "minReconstruct"],
+            ["since=yesterday", "since"],
+            ["include=everything", "include"],
+            ["q=" + "x".repeat(201), "q"]
+          ]) {
+            const { json, status } = yield* get(`/api/discover?${query}`)
+            expect(status, query).toBe(422)
+            expect(json).toMatchObject({ ok: false, error: "invalid_query" })
+            expect(json.issues.map((_: { path: string }) => _.path), query).toContain(name)
+          }
+        }))
+
+      it.effect("the catalog lists every tag in use, and demand computes gaps from it", () =>
+        Effect.gen(function*() {
+          const catalog = yield* get("/api/handoffs?limit=2")
+          expect(catalog.json).toMatchObject({ total: 6, page: 1, limit: 2, pages: 3, sort: "recent" })
+          expect([...catalog.json.tags].sort()).toEqual(["frontend", "kafka", "kubernetes", "networking", "postgresql", "terraform"])
+          const demand = yield* get("/api/demand")
+          const kubernetes = demand.json.gaps.find((_: { tag: string }) => _.tag === "kubernetes")
+          // (30 + 60 + 10) / 3 in whole micro-USDC, and 2 % of it.
+          expect(kubernetes).toMatchObject({ packets: 3, unlocks: 0, gap: "unproven", avgReconstructUsd: 33.333333, suggestPriceUsd: 0.666667 })
+          expect(demand.json.pricing).toMatchObject({ hardMinUsd: 0.000001, suggestedFloorUsd: 0.15, floorUsd: 0.15, maxUsd: null })
+        }))
+
+      it.effect("example and template", () =>
+        Effect.gen(function*() {
+          const example = yield* get("/api/example")
+          expect(example.json).toMatchObject({ id: "EXAMPLE", priceUsd: 0, free: true })
+          expect(example.json.body).toContain("Failed approaches")
+          const template = yield* get("/api/template")
+          expect(template.json.filingSchema.required).toEqual(
+            expect.arrayContaining(["title", "teaser", "body", "filer", "filerDid", "priceUsd", "reconstructUsd"])
+          )
+          expect(template.json.standingOrder.length).toBeGreaterThan(3)
+          expect(template.json.pricing.suggestedFloorUsd).toBe(0.15)
+        }))
+    })
+  })
+}
