@@ -17,7 +17,7 @@ const program = Effect.gen(function*() {
   const catalog = yield* Catalog
   const sql = yield* SqlClient.SqlClient
   const previews = yield* sql.withTransaction(Effect.forEach(listings, catalog.seed))
-  for (const preview of previews) yield* Console.log(`${preview.id}\t${preview.title}`)
+  for (const preview of previews) yield* Console.log(`${preview.id}\t${preview.origin}\t${preview.title}`)
   yield* Console.log(`seeded ${previews.length} listing(s)`)
 })
 
