@@ -1,0 +1,49 @@
+import { Effect } from "effect"
+import type { DeskSettings } from "../Config.ts"
+import type { Settlement } from "../Settlement.ts"
+import type { StatusResponse } from "./Responses.ts"
+
+const FOR_AGENTS = {
+  search: "GET /api/discover?q=<what you are about to do>",
+  preview: "GET /api/handoffs/:id",
+  unlock: "POST /api/handoffs/:id/unlock with X-AGENT-ID and {\"payer\": <your id>}",
+  body: "GET /api/handoffs/:id/body with X-AGENT-ID",
+  file: "POST /api/handoffs with X-AGENT-ID (free)",
+  sandbox: "GET /api/sandbox (free loop, no USDC)",
+  mcp: "POST /mcp (Model Context Protocol, Streamable HTTP; tools in /tools.json)",
+  rateLimit: "180 JSON requests per IP per 60 seconds; then 429 with Retry-After"
+}
+
+/** The status object of GET /api/status, also the result of the MCP desk_status tool. */
+export const deskStatus = (
+  config: DeskSettings,
+  settlement: Settlement["Type"]
+): Effect.Effect<typeof StatusResponse.Type> => {
+  const { rail } = settlement
+  return Effect.map(settlement.facilitatorReachable, (facilitatorReachable) => ({
+    ok: true,
+    site: config.publicUrl,
+    stage: rail.stage,
+    network: rail.network,
+    label: rail.label,
+    asset: rail.asset,
+    assetAddress: rail.assetAddress,
+    eip712: rail.eip712,
+    payTo: rail.payTo,
+    x402Ready: rail.x402Ready,
+    deskFallback: !config.paymentRequired,
+    required: config.paymentRequired,
+    facilitatorKind: rail.facilitatorKind,
+    facilitatorReachable,
+    note: rail.note,
+    payout: {
+      enabled: rail.payoutEnabled,
+      configured: rail.payoutEnabled,
+      ethersInstalled: false,
+      note: rail.payoutEnabled
+        ? "After an X-PAYMENT unlock the filer's 90 % is sent in USDC to its registered payoutAddress."
+        : "No desk wallet is configured: filers' shares are recorded as owed."
+    },
+    forAgents: FOR_AGENTS
+  }))
+}

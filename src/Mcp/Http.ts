@@ -1,0 +1,33 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { DeskConfig } from "../Config.ts"
+import { MethodNotAllowed } from "../Domain/Errors.ts"
+import { errorResponse } from "../Http/Respond.ts"
+import { serverCard, toolsDocument } from "./ServerCard.ts"
+import { MCP_PATH } from "./ServerInfo.ts"
+import { ToolCalls } from "./ToolCalls.ts"
+import { handlePost } from "./Transport.ts"
+
+/** Stateless: there is no server-initiated SSE stream to GET and no session to DELETE. */
+const postOnly = Effect.succeed(
+  errorResponse(
+    MethodNotAllowed,
+    new MethodNotAllowed({ message: `${MCP_PATH} takes JSON-RPC messages by POST only (stateless Streamable HTTP).` }),
+    { allow: "POST" }
+  )
+)
+
+/** Beside the HttpApi on its router, so the same serve-level middleware (rate limit, body guard) applies. */
+export const McpRoutes = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const calls = yield* ToolCalls
+    const { publicUrl } = yield* DeskConfig
+    const card = HttpServerResponse.unsafeJson(serverCard(publicUrl))
+    yield* router.post(MCP_PATH, handlePost(calls, publicUrl))
+    yield* router.get(MCP_PATH, postOnly)
+    yield* router.del(MCP_PATH, postOnly)
+    yield* router.get("/tools.json", Effect.succeed(HttpServerResponse.unsafeJson(toolsDocument(publicUrl))))
+    yield* router.get("/.well-known/mcp/server-card.json", Effect.succeed(card))
+    yield* router.get("/.well-known/mcp/server-card", Effect.succeed(card))
+  })
+).pipe(Layer.provide(ToolCalls.layer))

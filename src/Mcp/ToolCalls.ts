@@ -1,0 +1,205 @@
+import { Cause, Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { Catalog } from "../Catalog.ts"
+import { DeskConfig } from "../Config.ts"
+import { deskStatus } from "../Desk/Status.ts"
+import { MAX_LIMIT, toCatalogQuery } from "../Domain/Discover.ts"
+import {
+  AgentIdRequired,
+  InternalError,
+  InvalidAgentId,
+  InvalidHandoff,
+  InvalidQuery,
+  InvalidRequest,
+  NotFound,
+  NotUnlocked,
+  PaymentInvalid,
+  PaymentRequired,
+  PayoutChangeRefused,
+  SettlementPending,
+  SettlementUnavailable,
+  SpendCapExceeded
+} from "../Domain/Errors.ts"
+import { EXAMPLE_PACKET } from "../Guide/Example.ts"
+import { describe as describeIssues, isOptionalNoise, issueOf } from "../Http/Failures.ts"
+import { RequestId } from "../Http/RequestId.ts"
+import { requireAgentId } from "../Identity/AgentId.ts"
+import { Ledger } from "../Ledger.ts"
+import { toReceipt } from "../Ledger/toReceipt.ts"
+import { Settlement } from "../Settlement.ts"
+import {
+  DeskStatus,
+  FetchBody,
+  FileHandoff,
+  FreeExample,
+  ListReceipts,
+  PreviewHandoff,
+  SearchHandoffs,
+  type ToolDefinition,
+  type ToolName,
+  UnlockHandoff
+} from "./Tools.ts"
+
+/** Every failure a tool can report, encoded to the same wire envelope as on REST. */
+const ToolFailure = Schema.Union(
+  NotFound,
+  AgentIdRequired,
+  InvalidAgentId,
+  InvalidHandoff,
+  InvalidQuery,
+  InvalidRequest,
+  SpendCapExceeded,
+  NotUnlocked,
+  PayoutChangeRefused,
+  PaymentRequired,
+  PaymentInvalid,
+  SettlementPending,
+  SettlementUnavailable
+)
+type ToolFailure = typeof ToolFailure.Type
+
+/** A CallToolResult (a type alias, so it meets the SDK's index signature): JSON text plus the same value structured. */
+export type ToolResult = {
+  readonly content: Array<{ readonly type: "text"; readonly text: string }>
+  readonly structuredContent: Record<string, unknown>
+  readonly isError: boolean
+}
+
+const resultOf = (value: object, isError: boolean): ToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+  structuredContent: value as Record<string, unknown>,
+  isError
+})
+
+const invalidInput = (tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">, error: ParseResult.ParseError) => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).filter((_) => !isOptionalNoise(_)).map(issueOf)
+  const message = `Invalid arguments for ${tool.name}: ${describeIssues(issues)}`
+  switch (tool.invalid) {
+    case "query":
+      return new InvalidQuery({ message, issues })
+    case "handoff":
+      return new InvalidHandoff({ message, issues })
+    case "request":
+      return new InvalidRequest({ message, issues })
+  }
+}
+
+type Runner = (args: unknown, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure>
+
+const runner = <A, I>(
+  tool: ToolDefinition<string, A, I>,
+  handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure>
+): Runner =>
+(args, agentHeader) =>
+  Schema.decodeUnknown(tool.input)(args ?? {}).pipe(
+    Effect.mapError((error) => invalidInput(tool, error)),
+    Effect.flatMap((input) => handle(input, agentHeader))
+  )
+
+const identify = (agentId: string | undefined, agentHeader: string | undefined) =>
+  requireAgentId(agentId ?? agentHeader).pipe(
+    Effect.mapError((error) =>
+      error._tag === "AgentIdRequired"
+        ? new AgentIdRequired({
+          message: "Pass your identity as agentId (did:desk: + 32 lowercase hex) or send the X-AGENT-ID header " +
+            "with the MCP request."
+        })
+        : new InvalidAgentId({ message: "agentId (or X-AGENT-ID) must be did:desk: followed by 32 lowercase hex characters." })
+    )
+  )
+
+const NEXT_ACTIONS = {
+  preview: "preview_handoff {id} (free, no body)",
+  buy: "unlock_handoff {id} (confirm with your owner first)",
+  fetch: "fetch_body {id} after unlocking",
+  file: "file_handoff (free; see free_example for the shape)"
+}
+
+const make = Effect.gen(function*() {
+  const catalog = yield* Catalog
+  const ledger = yield* Ledger
+  const settlement = yield* Settlement
+  const config = yield* DeskConfig
+  const receiptOf = (row: Parameters<typeof toReceipt>[0], audience: "buyer" | "public") =>
+    toReceipt(row, settlement.rail.explorerTxUrl, audience)
+
+  const runners: Record<ToolName, Runner> = {
+    search_handoffs: runner(SearchHandoffs, (input) => {
+      const query = toCatalogQuery(input)
+      return Effect.map(catalog.search(query), ({ items, total }) => ({
+        ok: true,
+        total,
+        page: query.page,
+        limit: query.limit,
+        pages: Math.ceil(total / query.limit),
+        nextActions: NEXT_ACTIONS,
+        items
+      }))
+    }),
+    preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
+    file_handoff: runner(FileHandoff, ({ agentId, ...filing }, header) =>
+      Effect.flatMap(identify(agentId, header), (agent) => catalog.file(agent, filing))),
+    unlock_handoff: runner(UnlockHandoff, (input, header) =>
+      Effect.gen(function*() {
+        const agent = yield* identify(input.agentId, header)
+        const { alreadyUnlocked, receipt } = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
+        const unlocked = receiptOf(receipt, "buyer")
+        return { ok: true, alreadyUnlocked, receipt: unlocked, bodyUrl: `/api/handoffs/${unlocked.handoffId}/body` }
+      })),
+    fetch_body: runner(FetchBody, (input, header) =>
+      Effect.gen(function*() {
+        const claimed = input.agentId ?? header
+        const agent = claimed === undefined ? Option.none() : Option.some(yield* identify(claimed, undefined))
+        return yield* ledger.body(input.id, agent)
+      })),
+    list_receipts: runner(ListReceipts, (input) => {
+      const page = input.page ?? 1
+      const limit = Math.min(input.limit ?? 20, MAX_LIMIT)
+      const filter = { payer: input.payer ?? null, filer: input.filer ?? null, limit, offset: (page - 1) * limit }
+      return Effect.map(ledger.list(filter), ({ rows, total }) => ({
+        ok: true,
+        total,
+        page,
+        limit,
+        pages: Math.ceil(total / limit),
+        receipts: rows.map((row) => receiptOf(row, filter.payer === null ? "public" : "buyer"))
+      }))
+    }),
+    desk_status: runner(DeskStatus, () => deskStatus(config, settlement)),
+    free_example: runner(FreeExample, () => Effect.succeed(EXAMPLE_PACKET))
+  }
+
+  const internalError = (cause: Cause.Cause<unknown>) =>
+    Effect.gen(function*() {
+      const requestId = Option.getOrElse(yield* Effect.serviceOption(RequestId), () => "unknown")
+      yield* Effect.logError("MCP tool failed", Cause.pretty(cause))
+      return resultOf(
+        Schema.encodeSync(InternalError)(
+          new InternalError({ message: "Something failed on the desk; retry, or report the requestId.", requestId })
+        ),
+        true
+      )
+    })
+
+  const isTool = (name: string): name is ToolName => Object.hasOwn(runners, name)
+
+  /** None for a name that is not a tool; otherwise the result, with failures as `isError` results. */
+  const call = (name: string, args: unknown, agentHeader: string | undefined): Option.Option<Effect.Effect<ToolResult>> =>
+    isTool(name)
+      ? Option.some(
+        runners[name](args, agentHeader).pipe(
+          Effect.match({
+            onSuccess: (value) => resultOf(value, false),
+            onFailure: (error) => resultOf(Schema.encodeSync(ToolFailure)(error), true)
+          }),
+          Effect.catchAllDefect((defect) => internalError(Cause.die(defect))),
+          Effect.withSpan("ToolCalls.call", { attributes: { tool: name } })
+        )
+      )
+      : Option.none()
+
+  return { call } as const
+})
+
+export class ToolCalls extends Context.Tag("ToolCalls")<ToolCalls, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(ToolCalls, make)
+}

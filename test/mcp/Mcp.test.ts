@@ -1,0 +1,208 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { TOOLS } from "../../src/Mcp/Tools.ts"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+
+const connect = (headers: Record<string, string> = {}) =>
+  Effect.flatMap(TestDesk, (desk) =>
+    Effect.acquireRelease(
+      Effect.promise(async () => {
+        const client = new Client({ name: "desk-test", version: "1.0.0" })
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`), { requestInit: { headers } }))
+        return client
+      }),
+      (client) => Effect.promise(() => client.close())
+    ))
+
+/** A tool result, with the text content checked to carry the same JSON as the structured content. */
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  Effect.promise(async () => {
+    const result = await client.callTool({ name, arguments: args })
+    const content = result.content as Array<{ type: string; text: string }>
+    expect(content).toHaveLength(1)
+    expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent)
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return { isError: result.isError === true, value: result.structuredContent as any }
+  })
+
+const raw = (path: string, init: RequestInit) =>
+  Effect.flatMap(TestDesk, (desk) =>
+    Effect.promise(async () => {
+      const response = await fetch(`${desk.url}${path}`, init)
+      return { status: response.status, headers: response.headers, json: await readJson(response) }
+    }))
+
+const get = (path: string) => raw(path, { headers: { accept: "application/json" } })
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`MCP over ${backend.name}`, () => {
+    it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
+      it.scoped("initialize; tools/list, /tools.json and both server-card paths publish the same tools", () =>
+        Effect.gen(function*() {
+          const client = yield* connect()
+          expect(client.getServerVersion()).toMatchObject({ name: "handoff-desk", version: "1.0.0" })
+          expect(client.getServerCapabilities()?.tools).toBeDefined()
+          expect(client.getInstructions()).toContain("search_handoffs")
+
+          const { tools } = yield* Effect.promise(() => client.listTools())
+          expect(tools.map((_) => _.name)).toEqual(TOOLS.map((_) => _.name))
+          for (const tool of tools) {
+            expect(tool.inputSchema.type).toBe("object")
+            expect(tool.description?.length).toBeGreaterThan(20)
+          }
+          expect(tools.find((_) => _.name === "file_handoff")?.inputSchema.required).toEqual(
+            ["title", "teaser", "body", "filer", "filerDid", "priceUsd", "reconstructUsd"]
+          )
+
+          const listed = tools.map(({ description, inputSchema, name }) => ({ name, description, inputSchema }))
+          const document = yield* get("/tools.json")
+          expect(document.status).toBe(200)
+          expect(document.json.mcp.url).toBe("http://desk.test/mcp")
+          expect(document.json.tools.map(({ description, inputSchema, name }: typeof listed[number]) => ({ name, description, inputSchema })))
+            .toEqual(listed)
+
+          const card = yield* get("/.well-known/mcp/server-card.json")
+          expect(card.status).toBe(200)
+          expect(card.headers.get("content-type")).toContain("application/json")
+          expect(card.json).toMatchObject({
+            name: "handoff-desk",
+            version: "1.0.0",
+            serverInfo: { name: "handoff-desk", version: "1.0.0" },
+            transport: { type: "streamable-http", endpoint: "/mcp" },
+            remotes: [{ type: "streamable-http", url: "http://desk.test/mcp" }]
+          })
+          expect(card.json.tools).toEqual(document.json.tools)
+          expect((yield* get("/.well-known/mcp/server-card")).json).toEqual(card.json)
+        }))
+
+      it.scoped("the whole loop over MCP: file, search, unlock, fetch body, receipts, with REST seeing the same ledger", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          const buyer = newAgentId()
+          const asFiler = yield* connect({ "X-AGENT-ID": filer })
+          const anonymous = yield* connect()
+
+          const filed = yield* call(asFiler, "file_handoff", filing(filer, { title: "Quokka cache stampede: the lock that held" }))
+          expect(filed.isError).toBe(false)
+          expect(filed.value).toMatchObject({ title: "Quokka cache stampede: the lock that held", filerDid: filer, origin: "filed" })
+          const id: string = filed.value.id
+          expect(id).toMatch(/^DESK-\d+$/)
+
+          const found = yield* call(anonymous, "search_handoffs", { q: "quokka stampede", limit: 5 })
+          expect(found.value).toMatchObject({ ok: true, page: 1, limit: 5 })
+          expect(found.value.items.map((_: { id: string }) => _.id)).toContain(id)
+
+          const preview = yield* call(anonymous, "preview_handoff", { id })
+          expect(preview.value).toMatchObject({ id, priceUsd: 0.5, purchases: 0 })
+          expect(preview.value.body).toBeUndefined()
+
+          const sealed = yield* call(anonymous, "fetch_body", { id, agentId: buyer })
+          expect(sealed).toMatchObject({ isError: true, value: { ok: false, error: "payment_required", x402Version: 1 } })
+
+          const unlocked = yield* call(anonymous, "unlock_handoff", { id, agentId: buyer })
+          expect(unlocked.value).toMatchObject({
+            ok: true,
+            alreadyUnlocked: false,
+            receipt: { handoffId: id, payer: buyer, priceUsd: 0.5, filerPayoutUsd: 0.45, deskFeeUsd: 0.05, mode: "desk" }
+          })
+          const again = yield* call(anonymous, "unlock_handoff", { id, agentId: buyer })
+          expect(again.value.alreadyUnlocked).toBe(true)
+          expect(again.value.receipt.receiptId).toBe(unlocked.value.receipt.receiptId)
+
+          const body = yield* call(anonymous, "fetch_body", { id, agentId: buyer })
+          expect(body.value).toEqual({
+            ok: true,
+            id,
+            title: "Quokka cache stampede: the lock that held",
+            hash: createHash("sha256").update(BODY).digest("hex"),
+            body: BODY
+          })
+          const viaRest = yield* raw(`/api/handoffs/${id}/body`, { headers: { accept: "application/json", "x-agent-id": buyer } })
+          expect(viaRest.json.body).toBe(BODY)
+
+          const receipts = yield* call(anonymous, "list_receipts", { payer: buyer })
+          expect(receipts.value).toMatchObject({ ok: true, total: 1 })
+          expect(receipts.value.receipts[0]).toMatchObject({ handoffId: id, payer: buyer })
+          expect((yield* call(anonymous, "preview_handoff", { id })).value.purchases).toBe(1)
+
+          expect((yield* call(anonymous, "desk_status")).value).toMatchObject({ ok: true, network: "base", asset: "USDC" })
+          expect((yield* call(anonymous, "free_example")).value).toMatchObject({ id: "EXAMPLE", free: true, priceUsd: 0 })
+        }))
+
+      it.scoped("failures are isError results carrying the REST error codes", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          const client = yield* connect()
+
+          expect(yield* call(client, "preview_handoff", { id: "DESK-999999" })).toMatchObject({
+            isError: true,
+            value: { ok: false, error: "not_found" }
+          })
+          expect(yield* call(client, "unlock_handoff", { id: "DESK-1" })).toMatchObject({
+            isError: true,
+            value: { ok: false, error: "agent_id_required" }
+          })
+          expect((yield* call(client, "unlock_handoff", { id: "DESK-1", agentId: "did:desk:nope" })).value.error)
+            .toBe("invalid_agent_id")
+
+          const invalid = yield* call(client, "file_handoff", { ...filing(filer, { body: "too short" }), agentId: filer, id: "DESK-1" })
+          expect(invalid.value).toMatchObject({ ok: false, error: "invalid_handoff" })
+          expect(invalid.value.issues.map((_: { path: string }) => _.path).sort()).toEqual(["body", "id"])
+
+          const query = yield* call(client, "search_handoffs", { limit: 0, sort: "cheapest" })
+          expect(query.value.error).toBe("invalid_query")
+          expect(new Set(query.value.issues.map((_: { path: string }) => _.path))).toEqual(new Set(["limit", "sort"]))
+
+          const expensive = yield* call(client, "file_handoff", { ...filing(filer, { priceUsd: 11, reconstructUsd: 900 }), agentId: filer })
+          const overCap = yield* call(client, "unlock_handoff", { id: expensive.value.id, agentId: newAgentId() })
+          expect(overCap.value).toMatchObject({ ok: false, error: "spend_cap_exceeded", spendCapUsd: 10, priceUsd: 11 })
+
+          const unknown = yield* Effect.promise(() => client.callTool({ name: "no_such_tool" }).then(() => null, (error) => error))
+          expect(unknown).toMatchObject({ code: -32602 })
+        }))
+
+      it.effect("the endpoint answers JSON for every protocol error and sits behind the desk's middleware", () =>
+        Effect.gen(function*() {
+          const ping = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) })
+          expect(ping.status).toBe(200)
+          expect(ping.json).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
+          expect(ping.headers.get("content-type")).toContain("application/json")
+          const remaining = (headers: Headers) => Number(/;r=(\d+);/.exec(headers.get("ratelimit") ?? "")?.[1])
+          const again = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) })
+          expect(remaining(again.headers)).toBe(remaining(ping.headers) - 1)
+          expect(ping.headers.get("x-request-id")).not.toBeNull()
+
+          for (const method of ["GET", "DELETE"]) {
+            const refused = yield* raw("/mcp", { method, headers: { accept: "application/json, text/event-stream" } })
+            expect(refused.status).toBe(405)
+            expect(refused.headers.get("allow")).toBe("POST")
+            expect(refused.json).toMatchObject({ ok: false, error: "method_not_allowed" })
+          }
+
+          const malformed = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: "{\"jsonrpc\":" })
+          expect(malformed.status).toBe(400)
+          expect(malformed.json).toMatchObject({ ok: false, error: "invalid_json" })
+
+          const notJsonRpc = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ hello: 1 }) })
+          expect(notJsonRpc.status).toBe(400)
+          expect(notJsonRpc.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+
+          const wrongAccept = yield* raw("/mcp", {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+          })
+          expect(wrongAccept.status).toBe(406)
+          expect(wrongAccept.json.error.code).toBe(-32000)
+        }))
+    })
+  })
+}
