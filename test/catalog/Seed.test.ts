@@ -12,7 +12,8 @@ describe("npm run seed", () => {
   it("imports seed listings with origin seed, and refuses a bad file whole", async () => {
     const dir = mkdtempSync(join(tmpdir(), "desk-seed-"))
     try {
-      const env = { ...process.env, DESK_DATA_DIR: join(dir, "data") }
+      // The embedded store: this test must not write seed rows into a shared PostgreSQL database.
+      const env: NodeJS.ProcessEnv = { ...process.env, DESK_DATA_DIR: join(dir, "data") }
       delete env.DATABASE_URL
       const good = join(dir, "good.json")
       writeFileSync(good, JSON.stringify([filing(newAgentId(), { title: "Seed one" }), filing(newAgentId(), { title: "Seed two" })]))
