@@ -1,12 +1,32 @@
 import { defineConfig } from "vitest/config"
 
+/** The suites that run over storage: once on PGlite, once on PostgreSQL (skipped without DATABASE_URL). */
+const STORAGE_SUITES = [
+  "test/catalog/Filing.test.ts",
+  "test/catalog/Discover.test.ts",
+  "test/ledger/**/*.test.ts",
+  "test/sandbox/**/*.test.ts",
+  "test/mcp/**/*.test.ts",
+  "test/hostile/**/*.test.ts",
+  "test/x402/**/*.test.ts"
+]
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
     maxWorkers: 2,
-    minWorkers: 1
+    minWorkers: 1,
+    projects: [
+      {
+        extends: true,
+        test: { name: "pglite", include: ["test/**/*.test.ts"], env: { DESK_TEST_STORE: "pglite" } }
+      },
+      {
+        extends: true,
+        test: { name: "postgres", include: STORAGE_SUITES, env: { DESK_TEST_STORE: "postgres" } }
+      }
+    ]
   }
 })

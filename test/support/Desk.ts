@@ -4,7 +4,7 @@ import type { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import * as DeskReceipt from "../../adapters/settlement/DeskReceipt.ts"
-import { DeskConfig } from "../../src/Config.ts"
+import { DeskConfig, type DeskSettings } from "../../src/Config.ts"
 import { DeskLive } from "../../src/Desk.ts"
 import type { Settlement } from "../../src/Settlement.ts"
 import { migrated } from "../../src/Sql.ts"
@@ -49,7 +49,7 @@ const testDesk = Layer.effect(
 export const deskOn = <E>(
   storage: Layer.Layer<SqlClient.SqlClient, E>,
   settlement: Layer.Layer<Settlement, unknown> = DeskReceipt.layer,
-  options: { readonly ratePolicy?: RatePolicy } = {}
+  options: { readonly ratePolicy?: RatePolicy; readonly config?: Partial<DeskSettings> } = {}
 ) => {
   const sql = migrated(storage)
   return Layer.mergeAll(testDesk, DeskLive).pipe(
@@ -57,7 +57,7 @@ export const deskOn = <E>(
     Layer.provide([RateLimiter.layerMemory(options.ratePolicy ?? ROOMY), TrustedProxies.layer([])]),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(sql),
-    Layer.provide(DeskConfig.layerWith({ publicUrl: PUBLIC_URL, databaseUrl: Option.none() }))
+    Layer.provide(DeskConfig.layerWith({ publicUrl: PUBLIC_URL, databaseUrl: Option.none(), ...options.config }))
   )
 }
 

@@ -1,0 +1,50 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+const PlainText = (description: string) =>
+  HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }).annotations({ description })
+const Markdown = (description: string) =>
+  HttpApiSchema.Text({ contentType: "text/markdown; charset=utf-8" }).annotations({ description })
+const JsonDocument = (identifier: string, description: string) =>
+  Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
+
+/** Documents written for agents, rendered at startup from `static/` with the live routes; never rate limited. */
+export class DiscoveryApi extends HttpApiGroup.make("discovery")
+  .add(
+    HttpApiEndpoint.get("llms", "/llms.txt")
+      .addSuccess(PlainText("llms.txt: what the desk is, the standing order, where to start, every route"))
+      .annotate(OpenApi.Summary, "Start here: the desk in one page for language models (llms.txt)")
+  )
+  .add(
+    HttpApiEndpoint.get("agentsMd", "/AGENTS.md")
+      .addSuccess(Markdown("AGENTS.md: instructions for coding agents"))
+      .annotate(OpenApi.Summary, "Instructions for agents: standing order, identity, money, the loop, routes")
+  )
+  .add(
+    HttpApiEndpoint.get("agentsTxt", "/agents.txt")
+      .addSuccess(PlainText("agents.txt: one `Field: value` per line"))
+      .annotate(OpenApi.Summary, "The same facts as lines of `Field: value`, for simple parsers")
+  )
+  .add(
+    HttpApiEndpoint.get("agentsJson", "/agents.json")
+      .addSuccess(JsonDocument("AgentsDocument", "Identity, payment, spend control, standing order, MCP tools and routes"))
+      .annotate(OpenApi.Summary, "Machine-readable description of the desk for agents")
+  )
+  .add(
+    HttpApiEndpoint.get("index", "/index.json")
+      .addSuccess(JsonDocument("IndexDocument", "Every discovery document and route, with absolute URLs"))
+      .annotate(OpenApi.Summary, "Index of the discovery documents and routes")
+  )
+  .add(
+    HttpApiEndpoint.get("starter", "/starter.md")
+      .addSuccess(Markdown("starter.md: the loop step by step with curl"))
+      .annotate(OpenApi.Summary, "From nothing to a body in hand: the loop step by step")
+  )
+  .add(
+    HttpApiEndpoint.get("openapi", "/openapi.json")
+      .addSuccess(JsonDocument("OpenApiDocument", "This OpenAPI 3.1.0 document"))
+      .annotate(OpenApi.Summary, "The OpenAPI 3.1.0 document: every route with its parameters, schemas and errors")
+  )
+  .annotate(OpenApi.Title, "Discovery")
+  .annotate(OpenApi.Description, "Documents for agents; not rate limited.")
+{}

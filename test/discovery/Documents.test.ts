@@ -1,0 +1,85 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import { DeskApi } from "../../src/Api.ts"
+import { BESIDE_API } from "../../src/Discovery/BesideApi.ts"
+import { routeList } from "../../src/Discovery/RouteList.ts"
+import { renderJson, renderText } from "../../src/Discovery/Template.ts"
+import { STANDING_ORDER } from "../../src/Guide/StandingOrder.ts"
+import { isRateLimited } from "../../src/Http/RateLimit.ts"
+import { MCP_PATH } from "../../src/Mcp/ServerInfo.ts"
+import { TOOLS } from "../../src/Mcp/Tools.ts"
+import { deskOn, PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
+
+const documents = routeList(DeskApi).filter((_) => _.group === "discovery" && _.path !== "/openapi.json")
+const everyRoute = [
+  ...routeList(DeskApi),
+  ...BESIDE_API.filter((route) => route.answers.some((_) => _.status === 200))
+].map(({ method, path }) => `${method} ${path}`)
+
+describe("templates", () => {
+  const values = { site: "https://desk.example", flag: true, routes: [{ method: "GET", path: "/a" }], lines: ["x", "y"] }
+
+  it("fill names, repeat sections per item and keep JSON values typed", () => {
+    expect(renderText("{{site}}\n{{#routes}}- {{method}} {{path}}\n{{/routes}}{{#lines}}{{.}};{{/lines}}", values, "t"))
+      .toBe("https://desk.example\n- GET /a\nx;y;")
+    expect(renderJson(`{"site": "{{site}}/x", "flag": "{{flag}}", "routes": "{{routes}}"}`, values, "t"))
+      .toEqual({ site: "https://desk.example/x", flag: true, routes: [{ method: "GET", path: "/a" }] })
+  })
+
+  it("refuse unknown names and lists where text belongs, naming the template", () => {
+    expect(() => renderText("{{sit}}", values, "llms.txt")).toThrow("llms.txt: unknown placeholder {{sit}}")
+    expect(() => renderText("{{routes}}", values, "t")).toThrow("is a list")
+  })
+})
+
+describe("discovery documents", () => {
+  it("are never rate limited", () => {
+    const paths = [...documents.map((_) => _.path), "/openapi.json", ...BESIDE_API.filter((_) => _.group === "discovery").map((_) => _.path)]
+    expect(paths.filter((path) => isRateLimited("GET", path))).toEqual([])
+  })
+
+  it.layer(deskOn(Pglite.layer({})), { timeout: 120_000 })((it) => {
+    it.effect("each answers with its content type, the site, the standing order, every route and the MCP tools", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        expect(documents.map((_) => _.path).sort()).toEqual(
+          ["/AGENTS.md", "/agents.json", "/agents.txt", "/index.json", "/llms.txt", "/starter.md"]
+        )
+        for (const document of documents) {
+          const response = yield* Effect.promise(() => desk.request(document.path, { headers: { accept: "*/*" } }))
+          expect(response.status, document.path).toBe(200)
+          expect(response.headers.get("content-type"), document.path).toBe(document.contentType)
+          const text = yield* Effect.promise(() => response.text())
+          expect(text, document.path).not.toContain("{{")
+          expect(text, document.path).toContain(PUBLIC_URL)
+          // JSON documents list routes as {method, path} objects; text documents as "METHOD path".
+          const json = document.contentType === "application/json" ? JSON.parse(text) : undefined
+          const listed = json === undefined
+            ? text
+            : json.routes.map((_: { method: string; path: string }) => `${_.method} ${_.path}`).join("\n")
+          for (const route of everyRoute) expect(listed, `${document.path} lists ${route}`).toContain(route)
+          for (const line of STANDING_ORDER) expect(text, document.path).toContain(JSON.stringify(line).slice(1, -1))
+          if (document.path !== "/starter.md" && document.path !== "/index.json") {
+            for (const tool of TOOLS) expect(text, `${document.path} names ${tool.name}`).toContain(tool.name)
+            expect(text).toContain(`${PUBLIC_URL}${MCP_PATH}`)
+          }
+        }
+      }))
+
+    it.effect("the JSON documents point at the sandbox, the OpenAPI document and every other document", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        const index = yield* Effect.promise(() => desk.request("/index.json").then(readJson))
+        expect(index).toMatchObject({ sandbox: `${PUBLIC_URL}/api/sandbox`, openapi: `${PUBLIC_URL}/openapi.json` })
+        expect(index.documents.map((_: { url: string }) => _.url)).toEqual(
+          [...documents.map((_) => _.path), "/openapi.json", "/tools.json", "/.well-known/mcp/server-card.json", "/.well-known/mcp/server-card"]
+            .map((path) => `${PUBLIC_URL}${path}`)
+        )
+        const agents = yield* Effect.promise(() => desk.request("/agents.json").then(readJson))
+        expect(agents.identity.header).toBe("X-AGENT-ID")
+        expect(agents.payment).toMatchObject({ header: "X-PAYMENT", asset: "USDC", network: "base", x402Ready: false })
+        expect(agents.spendControl.defaultCapUsd).toBe(10)
+      }))
+  })
+})

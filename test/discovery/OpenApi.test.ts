@@ -1,0 +1,171 @@
+import { HttpApiBuilder, OpenApi } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Layer } from "effect"
+import { readFileSync } from "node:fs"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import { openApiText } from "../../scripts/openapi.ts"
+import { DeskApi } from "../../src/Api.ts"
+import { MAX_BODY_BYTES, readsBody } from "../../src/Http/BodyGuard.ts"
+import { isRateLimited } from "../../src/Http/RateLimit.ts"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { newAgentId } from "../support/Fixtures.ts"
+import { Validator } from "@seriousme/openapi-schema-validator"
+
+// Test-side reading of loosely typed JSON documents.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any
+
+const CHECKED_IN = new URL("../../openapi/openapi.json", import.meta.url)
+const doc: Json = OpenApi.fromApi(DeskApi)
+
+const operations = (): Array<{ method: string; path: string; op: Json }> =>
+  Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    Object.entries<Json>(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op }))
+  )
+
+const resolve = (ref: string): Json => ref.slice(2).split("/").reduce((node: Json, key) => node?.[key], doc)
+
+const membersOf = (schema: Json): Array<Json> =>
+  (Array.isArray(schema?.anyOf) ? schema.anyOf : [schema]).map((_: Json) => (_?.$ref ? resolve(_.$ref) : _))
+
+/** The `error` codes an operation documents for a status. */
+const codesOf = (op: Json, status: number): Array<string> =>
+  membersOf(op.responses[String(status)]?.content?.["application/json"]?.schema)
+    .flatMap((schema) => schema?.properties?.error?.enum ?? [])
+
+describe("the OpenAPI document", () => {
+  it("is the checked-in openapi/openapi.json (regenerate with npm run openapi)", () => {
+    expect(readFileSync(CHECKED_IN, "utf8")).toBe(openApiText())
+  })
+
+  it("validates as OpenAPI 3.1 with a maintained validator", async () => {
+    const result = await new Validator().validate(structuredClone(doc))
+    expect(result.errors).toBeUndefined()
+    expect(result.valid).toBe(true)
+  })
+
+  it("is OpenAPI 3.1.0, version 1.0.0, and every $ref resolves", () => {
+    expect(doc.openapi).toBe("3.1.0")
+    expect(doc.info.version).toBe("1.0.0")
+    const refs = new Set<string>()
+    const walk = (value: Json): void => {
+      if (Array.isArray(value)) value.forEach(walk)
+      else if (value !== null && typeof value === "object") {
+        if (typeof value.$ref === "string") refs.add(value.$ref)
+        Object.values(value).forEach(walk)
+      }
+    }
+    walk(doc)
+    expect([...refs].filter((ref) => resolve(ref) === undefined)).toEqual([])
+    expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
+  })
+
+  it("documents each error status with the envelope the desk sends", () => {
+    for (const { method, path, op } of operations()) {
+      const statuses = Object.keys(op.responses).map(Number)
+      expect(statuses.includes(429), `${method} ${path} 429`).toBe(isRateLimited(method, path))
+      expect(statuses.includes(413), `${method} ${path} 413`).toBe(readsBody(method))
+      if (readsBody(method)) expect(codesOf(op, 400), `${method} ${path}`).toContain("invalid_json")
+      if (op.parameters.some((_: Json) => _.in === "query") && path.startsWith("/api/")) {
+        expect(codesOf(op, 422), `${method} ${path}`).toContain("invalid_query")
+      }
+      for (const status of statuses.filter((_) => _ >= 400)) {
+        const json = op.responses[String(status)].content?.["application/json"]
+        expect(json, `${method} ${path} ${status}`).toBeDefined()
+        for (const schema of membersOf(json.schema)) {
+          if (schema.properties?.jsonrpc !== undefined) continue
+          expect(schema.required, `${method} ${path} ${status}`).toEqual(expect.arrayContaining(["ok", "error", "message"]))
+          expect(schema.properties.ok.enum).toEqual([false])
+        }
+      }
+    }
+    expect(codesOf(doc.paths["/api/handoffs"].post, 422)).toEqual(["invalid_handoff"])
+    expect(codesOf(doc.paths["/api/handoffs/{id}/unlock"].post, 422)).toContain("invalid_request")
+  })
+
+  it("names the X-AGENT-ID and X-PAYMENT headers, required where their absence is a 401", () => {
+    const headers = (op: Json) => op.parameters.filter((_: Json) => _.in === "header")
+    const unlock = doc.paths["/api/handoffs/{id}/unlock"].post
+    expect(headers(unlock).map((_: Json) => [_.name, _.required])).toEqual([
+      ["X-AGENT-ID", true],
+      ["X-PAYMENT", false],
+      ["PAYMENT-SIGNATURE", false]
+    ])
+    expect(headers(doc.paths["/api/handoffs/{id}/body"].get).map((_: Json) => [_.name, _.required])).toEqual([
+      ["X-AGENT-ID", false]
+    ])
+  })
+})
+
+describe("the OpenAPI document against the running desk", () => {
+  // The router the desk serves from: one HttpApiBuilder.Router per layer build, shared by reference.
+  const layer = Layer.mergeAll(deskOn(Pglite.layer({})), HttpApiBuilder.Router.Live)
+
+  it.layer(layer, { timeout: 120_000 })((it) => {
+    it.effect("is served at /openapi.json", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        const served = yield* Effect.promise(() => desk.request("/openapi.json").then(readJson))
+        expect(served).toEqual(JSON.parse(readFileSync(CHECKED_IN, "utf8")))
+      }))
+
+    it.effect("matches the running routes, both ways", () =>
+      Effect.gen(function*() {
+        const router = yield* HttpApiBuilder.Router.router
+        expect(Chunk.toReadonlyArray(router.mounts)).toEqual([])
+        const running = Chunk.toReadonlyArray(router.routes)
+          .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`)
+          .sort()
+        const documented = operations().map(({ method, path }) => `${method} ${path}`).sort()
+        expect(running).toEqual(documented)
+      }))
+
+    it.effect("documents every status and error code the desk answers", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        const agent = newAgentId()
+        const observed: Array<{ what: string; op: Json; status: number; type: string; json: Json }> = []
+        const probe = (what: string, op: Json, path: string, init: RequestInit) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${desk.url}${path}`, init)
+            const text = await response.text()
+            const type = response.headers.get("content-type") ?? ""
+            observed.push({ what, op, status: response.status, type, json: type.startsWith("application/json") ? JSON.parse(text) : null })
+          })
+        for (const { method, path, op } of operations()) {
+          const url = path.replace("{id}", "DESK-999999999")
+          const headers = { accept: "application/json", "x-agent-id": agent }
+          if (!readsBody(method)) {
+            yield* probe(`${method} ${path}`, op, url, { method, headers })
+            yield* probe(`${method} ${path} (html)`, op, url, { method, headers: { accept: "text/html" } })
+            if (op.parameters.some((_: Json) => _.name === "page")) {
+              yield* probe(`${method} ${path}?page=0`, op, `${url}?page=0`, { method, headers })
+            }
+            continue
+          }
+          const json = { ...headers, "content-type": "application/json" }
+          yield* probe(`${method} ${path} {}`, op, url, { method, headers: json, body: "{}" })
+          yield* probe(`${method} ${path} bad JSON`, op, url, { method, headers: json, body: "{" })
+          yield* probe(`${method} ${path} text`, op, url, { method, headers: { ...headers, "content-type": "text/plain" }, body: "hi" })
+          yield* probe(`${method} ${path} too large`, op, url, { method, headers: json, body: "x".repeat(MAX_BODY_BYTES + 1) })
+        }
+        // The MCP transport answers by the JSON-RPC message, so it gets messages of each kind.
+        const mcp = doc.paths["/mcp"].post
+        const rpc = { accept: "application/json, text/event-stream", "content-type": "application/json" }
+        for (const [what, message] of [
+          ["notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
+          ["request", { jsonrpc: "2.0", id: 1, method: "tools/list" }],
+          ["not JSON-RPC", { hello: "desk" }]
+        ] as const) {
+          yield* probe(`POST /mcp ${what}`, mcp, "/mcp", { method: "POST", headers: rpc, body: JSON.stringify(message) })
+        }
+        for (const { what, op, status, type, json } of observed) {
+          const response = op.responses[String(status)]
+          expect(response, `${what} answered ${status}`).toBeDefined()
+          if (response.content !== undefined) expect(Object.keys(response.content), `${what}: ${type}`).toContain(type)
+          if (typeof json?.error === "string") expect(codesOf(op, status), what).toContain(json.error)
+        }
+        expect([...new Set(observed.map((_) => _.status))].sort()).toEqual([200, 202, 400, 404, 405, 406, 413, 415, 422])
+      }))
+  })
+})
