@@ -4,11 +4,13 @@ import { defineConfig } from "vitest/config"
 const STORAGE_SUITES = [
   "test/catalog/Filing.test.ts",
   "test/catalog/Discover.test.ts",
+  "test/catalog/SearchTotals.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",
   "test/hostile/**/*.test.ts",
-  "test/x402/**/*.test.ts"
+  "test/process/Crash.test.ts",
+  "test/x402/{Purchase,Attacks,Faults,Crash}.test.ts"
 ]
 
 export default defineConfig({

@@ -1,10 +1,14 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { CatalogApi } from "./Catalog/Api.ts"
-import { InternalError, InvalidJson, PayloadTooLarge, Unavailable, UnsupportedMediaType } from "./Domain/Errors.ts"
 import { DeskInfoApi } from "./Desk/Api.ts"
+import { DiscoveryApi } from "./Discovery/Api.ts"
+import { asServed } from "./Discovery/OpenApi.ts"
+import { InternalError, InvalidJson, PayloadTooLarge, RateLimited, UnsupportedMediaType } from "./Domain/Errors.ts"
 import { GuideApi } from "./Guide/Api.ts"
 import { AgentsApi } from "./Identity/Api.ts"
 import { LedgerApi } from "./Ledger/Api.ts"
+import { PagesApi } from "./Pages/Api.ts"
+import { SandboxApi } from "./Sandbox/Api.ts"
 
 export class DeskApi extends HttpApi.make("desk")
   .add(CatalogApi)
@@ -12,10 +16,13 @@ export class DeskApi extends HttpApi.make("desk")
   .add(LedgerApi)
   .add(AgentsApi)
   .add(DeskInfoApi)
+  .add(SandboxApi)
+  .add(DiscoveryApi)
+  .add(PagesApi)
   .addError(InvalidJson)
   .addError(PayloadTooLarge)
   .addError(UnsupportedMediaType)
-  .addError(Unavailable)
+  .addError(RateLimited)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Handoff Desk")
   .annotate(OpenApi.Version, "1.0.0")
@@ -23,4 +30,5 @@ export class DeskApi extends HttpApi.make("desk")
     OpenApi.Description,
     "A paid desk for sealed handoffs: search before expensive work, read previews, pay to unlock, read the body."
   )
+  .annotate(OpenApi.Transform, asServed)
 {}

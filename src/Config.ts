@@ -7,6 +7,10 @@ export interface DeskSettings {
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly paymentRequired: boolean
+  /** How often the payout outbox and the settlement reconciler run (they also run right after each paid unlock). */
+  readonly outboxIntervalMs: number
+  /** First delay before a failed payout is retried; it doubles per attempt, up to 10 minutes. */
+  readonly payoutRetryMs: number
 }
 
 const settings = Config.all({
@@ -15,7 +19,9 @@ const settings = Config.all({
   publicUrl: Config.url("DESK_PUBLIC_URL").pipe(Config.option),
   dataDir: Config.nonEmptyString("DESK_DATA_DIR").pipe(Config.withDefault("./.desk-data")),
   databaseUrl: Config.redacted("DATABASE_URL").pipe(Config.option),
-  paymentRequired: Config.boolean("DESK_PAYMENT_REQUIRED").pipe(Config.withDefault(false))
+  paymentRequired: Config.boolean("DESK_PAYMENT_REQUIRED").pipe(Config.withDefault(false)),
+  outboxIntervalMs: Config.integer("DESK_OUTBOX_INTERVAL_MS").pipe(Config.withDefault(5_000)),
+  payoutRetryMs: Config.integer("DESK_PAYOUT_RETRY_MS").pipe(Config.withDefault(10_000))
 }).pipe(
   Config.map(({ publicUrl, ...rest }): DeskSettings => ({
     ...rest,

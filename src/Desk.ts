@@ -1,8 +1,10 @@
 import { Effect, Layer } from "effect"
+import { BackgroundLive } from "./Background.ts"
 import { Catalog } from "./Catalog.ts"
 import { HttpLive } from "./Http/Server.ts"
 import { Identity } from "./Identity.ts"
 import { Ledger } from "./Ledger.ts"
+import { Payouts } from "./Payouts.ts"
 
 /** Work done once at startup, after migrations: the sandbox's demo packet must exist. */
 const StartupLive = Layer.effectDiscard(Effect.flatMap(Catalog, (catalog) => catalog.ensureDemo))
@@ -13,5 +15,7 @@ const StartupLive = Layer.effectDiscard(Effect.flatMap(Catalog, (catalog) => cat
  */
 export const DeskLive = HttpLive.pipe(
   Layer.provide(StartupLive),
-  Layer.provideMerge(Layer.mergeAll(Catalog.layer, Ledger.layer, Identity.layer))
+  Layer.merge(BackgroundLive),
+  Layer.provideMerge(Layer.mergeAll(Catalog.layer, Ledger.layer, Identity.layer)),
+  Layer.provideMerge(Payouts.layer)
 )

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { verifyMessage } from "viem"
 import {
   type AgentRegistration,
@@ -13,6 +13,8 @@ import { toUsd } from "./Domain/Money.ts"
 import { type AgentRow, AgentRepo } from "./Identity/AgentRepo.ts"
 
 const SIGNATURE_WINDOW_MS = 10 * 60 * 1000
+
+const isDeskId = Schema.is(DeskId)
 
 const refused = (message: string) => Effect.fail(new PayoutChangeRefused({ message }))
 
@@ -45,7 +47,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const view = Effect.fn("Identity.view")(function*(id: string) {
-    const row = yield* repo.find(id)
+    const row = isDeskId(id) ? yield* repo.find(id) : Option.none()
     if (Option.isNone(row)) {
       return yield* Effect.fail(new NotFound({ message: `No agent ${id} is known to this desk yet.` }))
     }

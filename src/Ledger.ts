@@ -8,25 +8,21 @@ import {
   NotFound,
   NotUnlocked,
   PaymentRequired,
+  SettlementPending,
   SpendCapExceeded
 } from "./Domain/Errors.ts"
 import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
 import { splitPrice, toUsd } from "./Domain/Money.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
+import { makePaidUnlock, type Unlocked } from "./Ledger/PaidUnlock.ts"
+import { PayoutRepo } from "./Ledger/PayoutRepo.ts"
 import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
-import type { ReceiptKind, ReceiptRow } from "./Ledger/ReceiptRow.ts"
-import { type Offer, Settlement, type SettledPayment, type VerifiedPayment } from "./Settlement.ts"
+import type { ReceiptKind } from "./Ledger/ReceiptRow.ts"
+import { SettlementRepo } from "./Ledger/SettlementRepo.ts"
+import { Payouts } from "./Payouts.ts"
+import { type Offer, Settlement } from "./Settlement.ts"
 
-export interface Unlocked {
-  readonly alreadyUnlocked: boolean
-  readonly receipt: ReceiptRow
-}
-
-type Payment = { readonly mode: "desk" } | {
-  readonly mode: "x402"
-  readonly verified: VerifiedPayment
-  readonly settled: SettledPayment
-}
+export type { Unlocked } from "./Ledger/PaidUnlock.ts"
 
 const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: unknown } | undefined)?.code === "23505"
 
@@ -38,6 +34,7 @@ const make = Effect.gen(function*() {
   const agents = yield* AgentRepo
   const receipts = yield* ReceiptRepo
   const settlement = yield* Settlement
+  const settlements = yield* SettlementRepo
   const config = yield* DeskConfig
 
   const sealed = Effect.fn("Ledger.sealed")(function*(id: string) {
@@ -57,35 +54,47 @@ const make = Effect.gen(function*() {
   const paymentRequired = (handoff: SealedRow, message: string) =>
     new PaymentRequired({ message, x402Version: 1, accepts: settlement.accepts(offerOf(handoff)) })
 
-  const kindOf = (handoff: SealedRow, payer: DeskId): ReceiptKind =>
+  const kindOf = (handoff: SealedRow, payer: string): ReceiptKind =>
     handoff.is_demo ? "demo" : payer === handoff.filer_did ? "self" : "sale"
+
+  const capExceeded = (agent: { spent_micro: number; spend_cap_micro: number }, handoff: SealedRow, payer: string) =>
+    new SpendCapExceeded({
+      message: `This unlock would take your spend to ${toUsd(agent.spent_micro + handoff.price_micro)} USD, over ` +
+        `your spendCapUsd of ${toUsd(agent.spend_cap_micro)}. Ask your owner, then raise it with POST /api/agents ` +
+        `{"id": "${payer}", "spendCapUsd": <new cap>}.`,
+      spendCapUsd: toUsd(agent.spend_cap_micro),
+      spentUsd: toUsd(agent.spent_micro),
+      priceUsd: toUsd(handoff.price_micro)
+    })
+
+  const paid = yield* makePaidUnlock({ offerOf, kindOf, capExceeded })
 
   /**
    * One transaction under the payer's row lock: a repeat unlock finds the first receipt, the spend is
    * added only within the cap (a database check holds it too), and (payer, handoff) is unique.
    */
-  const record = (handoff: SealedRow, payer: DeskId, payment: Payment) =>
+  const record = (handoff: SealedRow, payer: DeskId) =>
     sql.withTransaction(Effect.gen(function*() {
       const agent = yield* agents.lock(payer)
       const existing = yield* receipts.findFor(payer, handoff.seq)
-      if (Option.isSome(existing)) return { alreadyUnlocked: true, receipt: existing.value } satisfies Unlocked
-      const kind = kindOf(handoff, payer)
-      if (kind === "sale" && Option.isNone(yield* agents.spend(payer, handoff.price_micro))) {
+      if (Option.isSome(existing)) {
+        return { alreadyUnlocked: true, receipt: existing.value, settled: Option.none() } satisfies Unlocked
+      }
+      // An on-chain payment for this unlock is settling: a desk receipt now would sell it twice.
+      if (Option.isSome(yield* settlements.live(payer, handoff.seq))) {
         return yield* Effect.fail(
-          new SpendCapExceeded({
-            message: `This unlock would take your spend to ${toUsd(agent.spent_micro + handoff.price_micro)} USD, over ` +
-              `your spendCapUsd of ${toUsd(agent.spend_cap_micro)}. Ask your owner, then raise it with POST /api/agents ` +
-              `{"id": "${payer}", "spendCapUsd": <new cap>}.`,
-            spendCapUsd: toUsd(agent.spend_cap_micro),
-            spentUsd: toUsd(agent.spent_micro),
-            priceUsd: toUsd(handoff.price_micro)
+          new SettlementPending({
+            message: "An on-chain payment for this unlock is being settled; retry it with the same payment header.",
+            retryAfterSeconds: 5
           })
         )
       }
-      const filer = yield* agents.find(handoff.filer_did)
+      const kind = kindOf(handoff, payer)
+      if (kind === "sale" && Option.isNone(yield* agents.spend(payer, handoff.price_micro))) {
+        return yield* Effect.fail(capExceeded(agent, handoff, payer))
+      }
       const split = splitPrice(handoff.price_micro)
-      const payoutAddress = Option.flatMapNullable(filer, (_) => _.payout_address)
-      yield* receipts.insert({
+      const receipt = yield* receipts.record({
         receiptId: newReceiptId(),
         handoffSeq: handoff.seq,
         payer,
@@ -94,17 +103,14 @@ const make = Effect.gen(function*() {
         filerMicro: split.filer,
         deskMicro: split.desk,
         kind,
-        mode: payment.mode,
-        network: payment.mode === "x402" ? payment.settled.network : settlement.rail.network,
-        paymentTxHash: payment.mode === "x402" ? payment.settled.txHash : null,
-        paymentPayerAddress: payment.mode === "x402" ? payment.verified.payerAddress : null,
-        paymentNonce: payment.mode === "x402" ? payment.verified.nonce : null,
-        payoutStatus: kind !== "sale" || split.filer === 0 ? "zero" : "owed",
-        payoutAddress: Option.getOrNull(payoutAddress)
+        mode: "desk",
+        network: settlement.rail.network,
+        paymentTxHash: null,
+        paymentPayerAddress: null,
+        paymentNonce: null,
+        payoutStatus: kind !== "sale" || split.filer === 0 ? "zero" : "owed"
       })
-      if (kind !== "self") yield* receipts.countPurchase(handoff.seq)
-      const receipt = yield* receipts.findFor(payer, handoff.seq)
-      return { alreadyUnlocked: false, receipt: Option.getOrThrow(receipt) } satisfies Unlocked
+      return { alreadyUnlocked: false, receipt, settled: Option.none() } satisfies Unlocked
     })).pipe(
       // Two requests that both passed the lock-free checks: the loser retries and finds the winner's receipt.
       Effect.retry({ while: (error) => error._tag === "SqlError" && isUniqueViolation(error), times: 3 }),
@@ -128,17 +134,17 @@ const make = Effect.gen(function*() {
     const handoff = yield* sealed(handoffId)
     const existing = yield* receipts.findFor(agent, handoff.seq)
     // Never charge twice: an attached payment stays unused when the identity already holds the unlock.
-    if (Option.isSome(existing)) return { alreadyUnlocked: true, receipt: existing.value } satisfies Unlocked
+    if (Option.isSome(existing)) {
+      const settled = Option.isSome(payment) ? yield* paid.settledBy(handoff, agent, payment.value) : Option.none()
+      return { alreadyUnlocked: true, receipt: existing.value, settled } satisfies Unlocked
+    }
     if (Option.isNone(payment)) {
       if (config.paymentRequired && !handoff.is_demo) {
         return yield* Effect.fail(paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT."))
       }
-      return yield* record(handoff, agent, { mode: "desk" })
+      return yield* record(handoff, agent)
     }
-    const offer = offerOf(handoff)
-    const verified = yield* settlement.verify(offer, payment.value)
-    const settled = yield* settlement.settle(offer, verified)
-    return yield* record(handoff, agent, { mode: "x402", verified, settled })
+    return yield* paid.unlock(agent, handoff, payment.value)
   })
 
   const body = Effect.fn("Ledger.body")(function*(handoffId: string, agent: Option.Option<DeskId>) {
@@ -149,10 +155,11 @@ const make = Effect.gen(function*() {
         `and {"payer": <your id>} (${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`
     )
     if (Option.isNone(agent)) return yield* Effect.fail(locked)
-    const isFiler = agent.value === handoff.filer_did
-    if (!isFiler && Option.isNone(yield* receipts.findFor(agent.value, handoff.seq))) return yield* Effect.fail(locked)
-    const text = yield* handoffs.findBody(handoff.seq)
-    return { ok: true as const, id: handoffIdOf(handoff.seq), title: handoff.title, hash: handoff.hash, body: Option.getOrThrow(text) }
+    const text = agent.value === handoff.filer_did
+      ? yield* handoffs.findBody(handoff.seq)
+      : yield* handoffs.findBodyUnlockedBy(handoff.seq, agent.value)
+    if (Option.isNone(text)) return yield* Effect.fail(locked)
+    return { ok: true as const, id: handoffIdOf(handoff.seq), title: handoff.title, hash: handoff.hash, body: text.value }
   })
 
   const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {
@@ -165,11 +172,12 @@ const make = Effect.gen(function*() {
     return { ok: true as const, id: handoffIdOf(handoff.seq), useful: Option.getOrThrow(row).useful, notUseful: Option.getOrThrow(row).not_useful, yourVote: useful }
   })
 
-  return { unlock, body, feedback, list: receipts.list, recentSales: receipts.recentSales, totals: receipts.totals, census: receipts.census } as const
+  return { unlock, body, feedback, reconcile: paid.reconcile, list: receipts.list, recentSales: receipts.recentSales, totals: receipts.totals, census: receipts.census } as const
 })
 
 export class Ledger extends Context.Tag("Ledger")<Ledger, Effect.Effect.Success<typeof make>>() {
   static readonly layer = Layer.effect(Ledger, make).pipe(
-    Layer.provide([HandoffRepo.layer, AgentRepo.layer, ReceiptRepo.layer])
+    // Payouts.layer is the same value DeskLive provides, so both share one instance (layers memoize by reference).
+    Layer.provide([HandoffRepo.layer, AgentRepo.layer, ReceiptRepo.layer, SettlementRepo.layer, PayoutRepo.layer, Payouts.layer])
   )
 }

@@ -1,5 +1,6 @@
-import { Context, type Effect } from "effect"
-import type { PaymentInvalid, PaymentRequirementsV1, SettlementPending } from "./Domain/Errors.ts"
+import { Context, type Duration, type Effect, type Option } from "effect"
+import type { PaymentInvalid, PaymentRequirementsV1, SettlementUnavailable } from "./Domain/Errors.ts"
+import type { VerifiablePayment } from "./Domain/X402.ts"
 
 /** What a buyer is asked to pay for: one handoff at its listed price, sold at an absolute resource URL. */
 export interface Offer {
@@ -9,21 +10,56 @@ export interface Offer {
   readonly resource: string
 }
 
-/** A payment that passed every check and can be settled; `nonce` identifies it across retries and replays. */
+/** A payment that passed every check against the desk's own requirements; (payerAddress, nonce) names it. */
 export interface VerifiedPayment {
-  readonly nonce: string
   readonly payerAddress: string
+  readonly nonce: string
   readonly amountMicro: number
-  readonly raw: unknown
+  /** Unix seconds after which the authorization can never be used on-chain. */
+  readonly validBefore: number
+  readonly payment: VerifiablePayment
 }
 
-export interface SettledPayment {
+/**
+ * A settlement attempt as data. `Refused` is final only because the authorization is still unused and the
+ * refusal came before anything was broadcast; anything the adapter cannot be sure of is `Unknown`.
+ */
+export type SettleOutcome =
+  | { readonly _tag: "Settled"; readonly txHash: string }
+  | { readonly _tag: "Refused"; readonly reason: string; readonly message: string }
+  | { readonly _tag: "Unknown"; readonly detail: string }
+
+/**
+ * The token's own record of an authorization (EIP-3009 `authorizationState`): `Used` by a transaction that
+ * paid the desk, `Unused`, or `Spent` without paying the desk (cancelled, or a different transfer).
+ */
+export type AuthorizationLookup =
+  | { readonly _tag: "Used"; readonly txHash: string }
+  | { readonly _tag: "Unused" }
+  | { readonly _tag: "Spent"; readonly reason: string }
+  | { readonly _tag: "Unknown"; readonly detail: string }
+
+export interface SignedPayout {
+  readonly signedTx: string
   readonly txHash: string
-  readonly network: string
+  readonly txNonce: number
 }
 
-export interface PayoutResult {
-  readonly txHash: string
+/** Where a stored, signed payout stands on-chain. `Dead`: its nonce went to another transaction, so it can never land. */
+export type PayoutState =
+  | { readonly _tag: "Confirmed" }
+  | { readonly _tag: "Reverted" }
+  | { readonly _tag: "InFlight" }
+  | { readonly _tag: "Dead" }
+
+/** USDC transfers from the desk wallet: signing is separate from broadcasting so the signed bytes can be stored first. */
+export interface PayoutRail {
+  /** `reference` (the receipt id) rides in the transaction, so no two payouts share bytes or a hash. */
+  readonly sign: (to: string, amountMicro: number, reference: string) => Effect.Effect<SignedPayout, string>
+  readonly broadcast: (signedTx: string) => Effect.Effect<void, string>
+  readonly state: (payout: SignedPayout) => Effect.Effect<PayoutState, string>
+  /** Waits (bounded) for the transaction to be mined; `InFlight` when it was not in time. */
+  readonly confirm: (payout: SignedPayout) => Effect.Effect<PayoutState, string>
 }
 
 export interface Rail {
@@ -42,14 +78,30 @@ export interface Rail {
 }
 
 /**
- * The port between an unlock and money. The Ledger orders the steps (claim, verify, settle, receipt,
- * payout) and records each in the database; an adapter only talks to the rail.
+ * The port between an unlock and money. The Ledger orders the steps (verify, claim, settle, receipt,
+ * payout) and records each in the database; an adapter only talks to the rail and answers with data.
  */
 export class Settlement extends Context.Tag("Settlement")<Settlement, {
   readonly rail: Rail
+  /** The v1 challenge (`accepts` of the 402 body). */
   readonly accepts: (offer: Offer) => ReadonlyArray<PaymentRequirementsV1>
-  readonly verify: (offer: Offer, payment: string) => Effect.Effect<VerifiedPayment, PaymentInvalid>
-  readonly settle: (offer: Offer, payment: VerifiedPayment) => Effect.Effect<SettledPayment, PaymentInvalid | SettlementPending>
-  readonly payout: (to: string, amountMicro: number) => Effect.Effect<PayoutResult, PaymentInvalid>
+  /** The same challenge as x402 v2 `PAYMENT-REQUIRED` header value, when the rail takes payments. */
+  readonly paymentRequiredHeader: (
+    accepts: ReadonlyArray<PaymentRequirementsV1>,
+    error: string | undefined
+  ) => Option.Option<string>
+  /** The `X-PAYMENT-RESPONSE` (v1) or `PAYMENT-RESPONSE` (v2) header for a settled payment. */
+  readonly paymentResponseHeader: (payment: VerifiedPayment, txHash: string) => readonly [name: string, value: string]
+  /** Decodes an `X-PAYMENT` / `PAYMENT-SIGNATURE` value and checks it against this offer without the chain. */
+  readonly parse: (offer: Offer, header: string) => Effect.Effect<VerifiedPayment, PaymentInvalid>
+  /** The facilitator's checks (signature, balance, unused nonce, simulation). Nothing moves. */
+  readonly verify: (payment: VerifiedPayment) => Effect.Effect<void, PaymentInvalid | SettlementUnavailable>
+  /** Bounded by `settleTimeout`; `fromBlock` is where to look for the transaction if the answer is lost. */
+  readonly settle: (payment: VerifiedPayment, fromBlock: bigint) => Effect.Effect<SettleOutcome>
+  readonly settleTimeout: Duration.Duration
+  readonly lookup: (payment: VerifiedPayment, fromBlock: bigint) => Effect.Effect<AuthorizationLookup>
+  /** The chain head, recorded with a claim so a later lookup searches logs from there. */
+  readonly blockNumber: Effect.Effect<bigint, SettlementUnavailable>
+  readonly payouts: Option.Option<PayoutRail>
   readonly facilitatorReachable: Effect.Effect<boolean>
 }>() {}

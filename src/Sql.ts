@@ -1,11 +1,30 @@
-import { Migrator, type SqlClient } from "@effect/sql"
+import { Migrator, SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import * as Pglite from "../adapters/storage/Pglite.ts"
 import * as Postgres from "../adapters/storage/Postgres.ts"
 import { DeskConfig } from "./Config.ts"
 import { loader } from "./Migrations/index.ts"
 
-const runMigrations = Migrator.make({})({ loader, table: "desk_migrations" })
+const MIGRATIONS_TABLE = "desk_migrations"
+
+/**
+ * Desks started together on one PostgreSQL would race to create the migrations table (the Migrator locks it
+ * only once it exists, and one of two concurrent CREATE TABLEs fails): create it first, one desk at a time.
+ * The columns are the Migrator's own.
+ */
+const ensureMigrationsTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.withTransaction(
+    Effect.zipRight(
+      sql`SELECT pg_advisory_xact_lock(hashtext(${MIGRATIONS_TABLE}))`,
+      sql`CREATE TABLE IF NOT EXISTS ${sql(MIGRATIONS_TABLE)} (
+        migration_id integer PRIMARY KEY,
+        created_at timestamp with time zone NOT NULL DEFAULT now(),
+        name text NOT NULL
+      )`
+    )
+  ))
+
+const runMigrations = Effect.zipRight(ensureMigrationsTable, Migrator.make({})({ loader, table: MIGRATIONS_TABLE }))
 
 /** PostgreSQL when DATABASE_URL is set, the embedded PGlite database in DESK_DATA_DIR otherwise. */
 export const StorageLive = Layer.unwrapEffect(

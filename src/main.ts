@@ -1,27 +1,32 @@
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Layer, Logger } from "effect"
-import { createServer } from "node:http"
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Config, Effect, Layer, Option } from "effect"
 import * as DeskReceipt from "../adapters/settlement/DeskReceipt.ts"
+import * as X402 from "../adapters/settlement/X402.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
 import { TrustedProxies } from "./Http/ClientIp.ts"
+import * as NodeServer from "./Http/NodeServer.ts"
+import * as JsonLogger from "./JsonLogger.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 import { SqlLive } from "./Sql.ts"
 
-const ServerLive = Layer.unwrapEffect(
-  Effect.map(DeskConfig, (config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+/** Adapters are chosen here, from configuration, and nowhere else: x402 when a chain RPC is configured. */
+const SettlementLive = Layer.unwrapEffect(
+  Effect.map(
+    Config.string("DESK_CHAIN_RPC_URL").pipe(Config.option, Config.map(Option.filter((_) => _.trim() !== ""))),
+    (rpcUrl) => (Option.isSome(rpcUrl) ? X402.layerConfig : DeskReceipt.layer)
+  )
 )
 
-/** Adapters are chosen here, from configuration, and nowhere else. */
-const SettlementLive = DeskReceipt.layer
-
 const MainLive = DeskLive.pipe(
-  Layer.provide(ServerLive),
+  Layer.provide(NodeServer.layerConfig),
   Layer.provide(SettlementLive),
   Layer.provide([RateLimiter.layerConfig, TrustedProxies.layerConfig]),
   Layer.provide(SqlLive),
   Layer.provide(DeskConfig.layer),
-  Layer.provide(Logger.json)
+  Layer.provide(JsonLogger.layer),
+  // No trace exporter is configured: spans would be built on every request only to be dropped.
+  Layer.provide(Layer.setTracerEnabled(false))
 )
 
 /** Startup failures (bad configuration, unreachable database) are one line on stderr, not a stack trace. */

@@ -1,4 +1,4 @@
-import { Config, Effect, Layer } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { PaymentInvalid } from "../../src/Domain/Errors.ts"
 import { type Rail, Settlement } from "../../src/Settlement.ts"
 
@@ -33,9 +33,17 @@ export const layer = Layer.effect(
     return Settlement.of({
       rail,
       accepts: () => [],
+      paymentRequiredHeader: () => Option.none(),
+      paymentResponseHeader: () => {
+        throw new Error("desk receipts settle nothing, so there is no payment response")
+      },
+      parse: () => refuse,
       verify: () => refuse,
-      settle: () => refuse,
-      payout: () => refuse,
+      settle: () => Effect.dieMessage("desk receipts settle nothing"),
+      settleTimeout: Duration.zero,
+      lookup: () => Effect.dieMessage("desk receipts settle nothing"),
+      blockNumber: Effect.dieMessage("desk receipts have no chain"),
+      payouts: Option.none(),
       facilitatorReachable: Effect.succeed(false)
     })
   })

@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { type Rail, Settlement } from "../../src/Settlement.ts"
 
 type Port = Settlement["Type"]
@@ -29,9 +29,17 @@ export const layerTest = (stubs: Partial<Port> = {}) =>
       accepts: () => {
         throw new Error("Settlement.accepts was called but the test did not stub it")
       },
+      paymentRequiredHeader: () => Option.none(),
+      paymentResponseHeader: () => {
+        throw new Error("Settlement.paymentResponseHeader was called but the test did not stub it")
+      },
+      parse: unexpected("parse"),
       verify: unexpected("verify"),
+      settleTimeout: Duration.seconds(1),
       settle: unexpected("settle"),
-      payout: unexpected("payout"),
+      lookup: unexpected("lookup"),
+      blockNumber: Effect.dieMessage("Settlement.blockNumber was not stubbed"),
+      payouts: Option.none(),
       facilitatorReachable: Effect.dieMessage("Settlement.facilitatorReachable was not stubbed"),
       ...stubs
     })

@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
+import { search } from "./Search.ts"
 
 const TagStat = Schema.Struct({
   tag: Schema.String,
@@ -63,53 +64,13 @@ const make = Effect.gen(function*() {
     execute: (seq) => sql`SELECT body FROM handoffs WHERE seq = ${seq}`
   })
 
-  const filters = (query: CatalogQuery) => {
-    const clauses = []
-    if (!query.includeDemo) clauses.push(sql`NOT is_demo`)
-    if (query.q !== "") clauses.push(sql`search @@ websearch_to_tsquery('english', ${query.q})`)
-    if (query.tag !== "") clauses.push(sql`tags @> ARRAY[${query.tag}]::text[]`)
-    if (query.maxPrice !== null) clauses.push(sql`price_micro <= ${query.maxPrice}`)
-    if (query.minSavings !== null) clauses.push(sql`savings_micro >= ${query.minSavings}`)
-    if (query.minReconstruct !== null) clauses.push(sql`reconstruct_micro >= ${query.minReconstruct}`)
-    if (query.since !== null) clauses.push(sql`filed_at >= ${query.since}`)
-    if (query.vendor !== "") clauses.push(sql`vendor = ${query.vendor.toLowerCase()}`)
-    return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
-  }
-
-  const orderBy = (query: CatalogQuery) => {
-    switch (query.sort) {
-      case "relevance":
-        return query.q === ""
-          ? sql`filed_at DESC, seq DESC`
-          : sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q})) DESC, seq DESC`
-      case "recent":
-        return sql`filed_at DESC, seq DESC`
-      case "savings":
-        return sql`savings_micro DESC, seq DESC`
-      case "price":
-        return sql`price_micro ASC, seq DESC`
-      case "reconstruct":
-        return sql`reconstruct_micro DESC, seq DESC`
-      case "popular":
-        return sql`purchases DESC, seq DESC`
-    }
-  }
-
-  const search = (query: CatalogQuery) =>
-    Effect.all({
-      rows: SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: HandoffRow,
-        execute: () =>
-          sql`SELECT ${columns} FROM handoffs WHERE ${filters(query)} ORDER BY ${orderBy(query)}
-            LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`
-      })(undefined),
-      total: SqlSchema.single({
-        Request: Schema.Void,
-        Result: Schema.Struct({ total: DbInt }),
-        execute: () => sql`SELECT count(*) AS total FROM handoffs WHERE ${filters(query)}`
-      })(undefined).pipe(Effect.map((_) => _.total))
-    })
+  /** The body only for an agent holding a receipt for it: the check and the read in one statement. */
+  const findBodyUnlockedBy = SqlSchema.findOne({
+    Request: Schema.Struct({ seq: Schema.Number, agent: Schema.String }),
+    Result: Schema.Struct({ body: Schema.String }),
+    execute: ({ agent, seq }) =>
+      sql`SELECT h.body FROM handoffs h JOIN receipts r ON r.handoff_seq = h.seq AND r.payer = ${agent} WHERE h.seq = ${seq}`
+  })
 
   const tagsInUse = SqlSchema.findAll({
     Request: Schema.Void,
@@ -140,7 +101,9 @@ const make = Effect.gen(function*() {
     findBySeq: (seq: number) => Effect.orDie(findBySeq(seq)),
     findSealed: (seq: number) => Effect.orDie(findSealed(seq)),
     findBody: (seq: number) => Effect.orDie(Effect.map(findBody(seq), Option.map((_) => _.body))),
-    search: (query: CatalogQuery) => Effect.orDie(search(query)),
+    findBodyUnlockedBy: (seq: number, agent: string) =>
+      Effect.orDie(Effect.map(findBodyUnlockedBy({ seq, agent }), Option.map((_) => _.body))),
+    search: (query: CatalogQuery) => Effect.orDie(search(sql, query)),
     tagsInUse: Effect.orDie(Effect.map(tagsInUse(undefined), (rows) => rows.map((_) => _.tag))),
     tagStats: Effect.orDie(tagStats(undefined)),
     demoSeq: Effect.orDie(Effect.map(findDemoSeq(undefined), Option.map((_) => _.seq)))

@@ -7,6 +7,7 @@ import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { Settlement } from "../Settlement.ts"
 import { routesOf } from "./Routes.ts"
+import { deskStatus } from "./Status.ts"
 
 const VERSION = "1.0.0"
 const startedAt = Date.now()
@@ -20,44 +21,8 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
     const databaseKind = Option.isSome(config.databaseUrl) ? "postgres" : "pglite"
     const routes = routesOf(DeskApi)
 
-    const forAgents = {
-      search: "GET /api/discover?q=<what you are about to do>",
-      preview: "GET /api/handoffs/:id",
-      unlock: "POST /api/handoffs/:id/unlock with X-AGENT-ID and {\"payer\": <your id>}",
-      body: "GET /api/handoffs/:id/body with X-AGENT-ID",
-      file: "POST /api/handoffs with X-AGENT-ID (free)",
-      sandbox: "GET /api/sandbox (free loop, no USDC)",
-      rateLimit: "180 JSON requests per IP per 60 seconds; then 429 with Retry-After"
-    }
-
     return handlers
-      .handle("status", () =>
-        Effect.map(settlement.facilitatorReachable, (facilitatorReachable) => ({
-          ok: true,
-          site: config.publicUrl,
-          stage: rail.stage,
-          network: rail.network,
-          label: rail.label,
-          asset: rail.asset,
-          assetAddress: rail.assetAddress,
-          eip712: rail.eip712,
-          payTo: rail.payTo,
-          x402Ready: rail.x402Ready,
-          deskFallback: !config.paymentRequired,
-          required: config.paymentRequired,
-          facilitatorKind: rail.facilitatorKind,
-          facilitatorReachable,
-          note: rail.note,
-          payout: {
-            enabled: rail.payoutEnabled,
-            configured: rail.payoutEnabled,
-            ethersInstalled: false,
-            note: rail.payoutEnabled
-              ? "After an X-PAYMENT unlock the filer's 90 % is sent in USDC to its registered payoutAddress."
-              : "No desk wallet is configured: filers' shares are recorded as owed."
-          },
-          forAgents
-        })))
+      .handle("status", () => deskStatus(config, settlement))
       .handle("health", () =>
         Effect.gen(function*() {
           const started = Date.now()

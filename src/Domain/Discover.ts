@@ -24,7 +24,14 @@ export const DiscoverParams = Schema.Struct({
   maxPrice: Schema.optional(UsdParam.annotations({ description: "Highest priceUsd" })),
   minSavings: Schema.optional(UsdParam.annotations({ description: "Lowest savingsUsd" })),
   minReconstruct: Schema.optional(UsdParam.annotations({ description: "Lowest reconstructUsd" })),
-  since: Schema.optional(Schema.Date.annotations({ description: "Only handoffs filed at or after this ISO 8601 time" })),
+  since: Schema.optional(
+    Schema.Date.pipe(
+      // JavaScript dates reach back to 271821 BC, PostgreSQL timestamps only to 4713 BC.
+      Schema.filter((date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999, {
+        message: () => "must be an ISO 8601 time between the years 0001 and 9999"
+      })
+    ).annotations({ description: "Only handoffs filed at or after this ISO 8601 time" })
+  ),
   vendor: Schema.optional(Text(200, "provenance.vendor, case-insensitive exact match")),
   page: Schema.optional(PositiveIntParam.annotations({ description: "1-based page, default 1" })),
   limit: Schema.optional(

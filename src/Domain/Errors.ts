@@ -11,7 +11,7 @@ const envelope = <Code extends string>(code: Code) => ({
 export const Issue = Schema.Struct({
   path: Schema.String,
   message: Schema.String
-}).annotations({ identifier: "Issue" })
+}).annotations({ identifier: "FieldIssue" })
 export type Issue = typeof Issue.Type
 
 const status = (code: number, description: string) => ({ description, [HttpApiSchema.AnnotationStatus]: code })
@@ -65,6 +65,13 @@ export class InvalidJson extends Schema.Class<InvalidJson>("InvalidJson")(
   readonly _tag = "InvalidJson"
 }
 
+export class MethodNotAllowed extends Schema.Class<MethodNotAllowed>("MethodNotAllowed")(
+  envelope("method_not_allowed"),
+  status(405, "This path does not answer this HTTP method; the Allow header lists the ones it does")
+) {
+  readonly _tag = "MethodNotAllowed"
+}
+
 export class UnsupportedMediaType extends Schema.Class<UnsupportedMediaType>("UnsupportedMediaType")(
   envelope("unsupported_media_type"),
   status(415, "The request body must be sent as application/json")
@@ -77,6 +84,13 @@ export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLa
   status(413, "The request body is over 1 MiB")
 ) {
   readonly _tag = "PayloadTooLarge"
+}
+
+export class RateLimited extends Schema.Class<RateLimited>("RateLimited")(
+  envelope("rate_limited"),
+  status(429, "Too many requests from this address; retry after the Retry-After seconds")
+) {
+  readonly _tag = "RateLimited"
 }
 
 export class Unavailable extends Schema.Class<Unavailable>("Unavailable")(
@@ -141,11 +155,30 @@ export class PaymentRequired extends Schema.Class<PaymentRequired>("PaymentRequi
   readonly _tag = "PaymentRequired"
 }
 
+/**
+ * x402 answers a refused payment with a fresh challenge: a 402 whose `reason` says why (the facilitator's
+ * reason code, or the desk's own check), so a client can sign again or give up. Nothing was charged.
+ */
 export class PaymentInvalid extends Schema.Class<PaymentInvalid>("PaymentInvalid")(
-  { ...envelope("payment_invalid"), reason: Schema.String },
-  status(422, "The X-PAYMENT header was refused; nothing was charged")
+  {
+    ...envelope("payment_invalid"),
+    reason: Schema.String,
+    x402Version: Schema.Literal(1).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => 1 as const)),
+    accepts: Schema.Array(PaymentRequirementsV1).pipe(
+      Schema.propertySignature,
+      Schema.withConstructorDefault((): ReadonlyArray<PaymentRequirementsV1> => [])
+    )
+  },
+  status(402, "The X-PAYMENT (or PAYMENT-SIGNATURE) header was refused, `reason` says why; nothing was charged")
 ) {
   readonly _tag = "PaymentInvalid"
+}
+
+export class SettlementUnavailable extends Schema.Class<SettlementUnavailable>("SettlementUnavailable")(
+  { ...envelope("settlement_unavailable"), retryAfterSeconds: Schema.Int },
+  status(503, "The chain or the facilitator does not answer; nothing was charged, retry with the same payment")
+) {
+  readonly _tag = "SettlementUnavailable"
 }
 
 export class SettlementPending extends Schema.Class<SettlementPending>("SettlementPending")(

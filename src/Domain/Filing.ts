@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { EvmAddress } from "./Agent.ts"
 import { DeskId } from "./Ids.ts"
 import { UsdAmount } from "./Money.ts"
-import { Text, TextList, visibleLength } from "./Text.ts"
+import { StorableString, Text, TextList, visibleLength } from "./Text.ts"
 
 /** Documented maximum lengths, in Unicode code points and array items. */
 export const LIMITS = {
@@ -44,7 +44,7 @@ export type ProvenanceInput = typeof ProvenanceInput.Type
 export const FilingRequest = Schema.Struct({
   title: Text(LIMITS.title, "Specific, searchable title"),
   teaser: Text(LIMITS.teaser, "Public summary; no secrets"),
-  body: Schema.String.pipe(
+  body: StorableString.pipe(
     Schema.filter((s) => visibleLength(s) >= LIMITS.bodyMin, {
       message: () =>
         `must hold at least ${LIMITS.bodyMin} visible characters (whitespace runs count once, invisible characters not at all)`

@@ -13,9 +13,19 @@ const WHITESPACE_RUN = /[\s\p{Zs}]+/gu
 export const visibleLength = (text: string): number =>
   codePoints(text.replace(INVISIBLE, "").replace(WHITESPACE_RUN, " ").trim())
 
+// PostgreSQL text cannot hold NUL (the insert fails), and a lone surrogate is silently stored as U+FFFD.
+const UNSTORABLE = /[\u0000\p{Cs}]/u
+
+/** Text PostgreSQL stores exactly as sent: no NUL character, no unpaired UTF-16 surrogate. */
+export const isStorable = (text: string): boolean => !UNSTORABLE.test(text)
+
+export const StorableString = Schema.String.pipe(
+  Schema.filter(isStorable, { message: () => "must not contain NUL (\\u0000) or unpaired surrogate characters" })
+)
+
 /** A string of 1..max Unicode code points that is not only whitespace. */
 export const Text = (max: number, description?: string) =>
-  Schema.String.pipe(
+  StorableString.pipe(
     Schema.filter((s) => visibleLength(s) > 0, { message: () => "must not be empty or only whitespace" }),
     Schema.filter((s) => codePoints(s) <= max, { message: () => `must be at most ${max} characters` }),
     Schema.annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: max }, ...(description ? { description } : {}) })

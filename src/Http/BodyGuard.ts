@@ -1,39 +1,97 @@
-import { HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { type HttpServerError, HttpMiddleware, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { InvalidJson, PayloadTooLarge, UnsupportedMediaType } from "../Domain/Errors.ts"
 import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
+/** The methods whose body the guard reads, so the OpenAPI document lists 400/413/415 on exactly those. */
+export const readsBody = (method: string): boolean => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
+
 const tooLarge = errorResponse(
   PayloadTooLarge,
   new PayloadTooLarge({ message: "The request body is over 1 MiB; shorten the body or the lists." })
 )
 
+/** Far above any request the desk accepts, far below what makes decoding and its error report costly. */
+export const JSON_LIMITS = { depth: 32, members: 200, items: 1_000 } as const
+
+const invalidJson = (message: string) => errorResponse(InvalidJson, new InvalidJson({ message }))
+
+// The reader's message when the body passes maxBodySize; anything else is a client that went away.
+const isOverLimit = (error: HttpServerError.RequestError) =>
+  error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
+
+const unreadable = invalidJson("The request body could not be read to its end.")
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
+
 /**
- * Reads and parses JSON bodies before the API sees them: the framework treats an unreadable body as a
- * defect (500), while a client deserves 400/413/415. The text is cached on the request, so it is read once.
+ * Why a parsed JSON value is too big in shape, if it is; walked without recursion, since the value may
+ * nest 500,000 levels deep. Decoding (and formatting the issues of) 100,000 wrong items takes seconds.
+ */
+export const shapeProblem = (value: unknown): string | undefined => {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop()!
+    if (typeof next !== "object" || next === null) continue
+    if (depth > JSON_LIMITS.depth) return `nests arrays or objects deeper than ${JSON_LIMITS.depth} levels`
+    const children = Array.isArray(next) ? next : Object.values(next)
+    if (Array.isArray(next) && children.length > JSON_LIMITS.items) {
+      return `has an array of more than ${JSON_LIMITS.items} items`
+    }
+    if (!Array.isArray(next) && children.length > JSON_LIMITS.members) {
+      return `has an object of more than ${JSON_LIMITS.members} members`
+    }
+    for (const child of children) stack.push([child, depth + 1])
+  }
+  return undefined
+}
+
+/** The request with its body already read: the node stream cannot be read twice. */
+const withBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array, text: string) =>
+  Object.create(request, {
+    text: { value: Effect.succeed(text) },
+    arrayBuffer: { value: Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) }
+  }) as HttpServerRequest.HttpServerRequest
+
+/**
+ * Reads and checks JSON bodies before the API sees them: the framework treats an unreadable body as a
+ * defect (500), while a client deserves 400/413/415. Bytes are decoded strictly, because a lenient decode
+ * would store U+FFFD in place of what the client sent; the shape is bounded, because formatting the decode
+ * error of a deeply nested value overflows the stack.
  */
 export const bodyGuard = HttpMiddleware.make((app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return yield* app
+    if (!readsBody(request.method)) return yield* app
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) return tooLarge
-    const contentType = (request.headers["content-type"] ?? "application/json").toLowerCase()
-    const text = yield* request.text.pipe(HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)), Effect.either)
-    if (text._tag === "Left") return tooLarge
-    if (text.right.trim() === "") return yield* app
-    if (!contentType.includes("application/json")) {
+    const read = yield* request.arrayBuffer.pipe(HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)), Effect.either)
+    if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : unreadable
+    const bytes = new Uint8Array(read.right)
+    let text: string
+    try {
+      text = utf8.decode(bytes)
+    } catch {
+      return invalidJson("The request body is not valid UTF-8; send JSON encoded as UTF-8.")
+    }
+    const next = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, bytes, text)))
+    if (text.trim() === "") return yield* next
+    const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
+    if (mediaType !== "application/json") {
       return errorResponse(
         UnsupportedMediaType,
         new UnsupportedMediaType({ message: "Send the body as JSON with Content-Type: application/json." })
       )
     }
+    let parsed: unknown
     try {
-      JSON.parse(text.right)
+      parsed = JSON.parse(text)
     } catch {
-      return errorResponse(InvalidJson, new InvalidJson({ message: "The request body is not valid JSON." }))
+      return invalidJson("The request body is not valid JSON.")
     }
-    return yield* app
+    const problem = shapeProblem(parsed)
+    if (problem !== undefined) return invalidJson(`The request body ${problem}.`)
+    return yield* next
   }))

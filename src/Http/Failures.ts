@@ -6,17 +6,21 @@ import {
   InvalidHandoff,
   InvalidQuery,
   InvalidRequest,
-  NotFound
+  NotFound,
+  Unavailable
 } from "../Domain/Errors.ts"
+import { databaseOutage, RETRY_AFTER_SECONDS } from "./Outage.ts"
 import { RequestId } from "./RequestId.ts"
 import { errorResponse } from "./Respond.ts"
 
+const MAX_ISSUES = 20
+
 const DESK_OWNED = new Set(["id", "hash", "purchases", "origin", "isSeeded", "filedAt", "useful", "notUseful", "bodyChars"])
 
-const isOptionalNoise = (issue: HttpApiError.HttpApiDecodeError["issues"][number]) =>
+export const isOptionalNoise = (issue: HttpApiError.HttpApiDecodeError["issues"][number]) =>
   issue._tag === "Type" && issue.message.startsWith("Expected undefined")
 
-const issueOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): Issue => {
+export const issueOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): Issue => {
   const path = issue.path.map(String).join(".")
   switch (issue._tag) {
     case "Unexpected":
@@ -33,15 +37,17 @@ const issueOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): Issu
   }
 }
 
-const describe = (issues: ReadonlyArray<Issue>) => issues.map((_) => (_.path === "" ? _.message : `${_.path}: ${_.message}`)).join("; ")
+export const describe = (issues: ReadonlyArray<Issue>) => issues.map((_) => (_.path === "" ? _.message : `${_.path}: ${_.message}`)).join("; ")
 
 /**
  * Only query parameters (GET) and JSON bodies (POST) are decoded by the framework here: path ids and
  * X-AGENT-ID are plain strings resolved by the services, so each failure maps to one stable code.
  */
 const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
-  const issues = error.issues.filter((_) => !isOptionalNoise(_)).map(issueOf)
-  const message = describe(issues)
+  const all = error.issues.filter((_) => !isOptionalNoise(_)).map(issueOf)
+  // A 1 MiB body can hold 100,000 wrong items: answer with the first few, not a ten-fold larger list.
+  const issues = all.slice(0, MAX_ISSUES)
+  const message = describe(issues) + (all.length > MAX_ISSUES ? `; and ${all.length - MAX_ISSUES} more` : "")
   if (request.method === "GET") {
     return errorResponse(InvalidQuery, new InvalidQuery({ message: `Invalid query parameter: ${message}`, issues }))
   }
@@ -55,6 +61,18 @@ const routeNotFound = (request: HttpServerRequest.HttpServerRequest) =>
   errorResponse(
     NotFound,
     new NotFound({ message: `No route ${request.method} ${request.url.split("?")[0]}; see /openapi.json.` })
+  )
+
+const retryAfter = { "retry-after": String(RETRY_AFTER_SECONDS) }
+
+const unavailable = (error: Unavailable) => errorResponse(Unavailable, error, retryAfter)
+
+const databaseDown = (error: unknown) =>
+  Effect.as(
+    Effect.logWarning("database unavailable", error instanceof Error ? error.message : String(error)),
+    unavailable(
+      new Unavailable({ message: `The database does not answer; retry in ${RETRY_AFTER_SECONDS} seconds.` })
+    )
   )
 
 const internalError = (cause: Cause.Cause<unknown>) =>
@@ -76,9 +94,12 @@ export const FailuresLive = HttpApiBuilder.middleware((app) =>
   Effect.catchAllCause(app, (cause) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       // HttpApp.Default claims it cannot fail, yet routing and decoding fail here at run time.
+      const outage = databaseOutage(cause)
+      if (Option.isSome(outage)) return databaseDown(outage.value)
       const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
       if (Option.isNone(failure)) return Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : internalError(cause)
       const error = failure.value
+      if (error instanceof Unavailable) return Effect.succeed(unavailable(error))
       if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(toResponse(request, error))
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
         return Effect.succeed(routeNotFound(request))

@@ -1,7 +1,9 @@
 import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
+import { RateLimited } from "../Domain/Errors.ts"
 import { type RateDecision, type RatePolicy, RateLimiter } from "../RateLimiter.ts"
 import { clientIp, TrustedProxies } from "./ClientIp.ts"
+import { errorResponse } from "./Respond.ts"
 
 const discoveryDocuments = new Set([
   "/llms.txt",
@@ -33,17 +35,13 @@ export const rateLimitHeaders = (policy: RatePolicy, decision: RateDecision) => 
 })
 
 const refusal = (policy: RatePolicy, decision: RateDecision) =>
-  HttpServerResponse.unsafeJson(
-    {
-      ok: false,
-      error: "rate_limited",
+  errorResponse(
+    RateLimited,
+    new RateLimited({
       message: `This address has used its ${policy.limit} requests per ${policy.windowSeconds} seconds; ` +
         `retry in ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`
-    },
-    {
-      status: 429,
-      headers: { ...rateLimitHeaders(policy, decision), "retry-after": String(decision.retryAfterSeconds) }
-    }
+    }),
+    { ...rateLimitHeaders(policy, decision), "retry-after": String(decision.retryAfterSeconds) }
   )
 
 export const rateLimit = HttpMiddleware.make((app) =>

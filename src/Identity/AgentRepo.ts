@@ -24,12 +24,14 @@ const make = Effect.gen(function*() {
 
   const ensure = (id: string) => sql`INSERT INTO agents (id) VALUES (${id}) ON CONFLICT (id) DO NOTHING`
 
-  /** Row-locks the agent (creating it first): every spend and registration of one identity is serialized. */
+  /**
+   * Row-locks the agent (creating it first): every spend and registration of one identity is serialized.
+   * The no-op update takes the same row lock as SELECT ... FOR UPDATE, in one statement instead of two.
+   */
   const lock = SqlSchema.single({
     Request: Schema.String,
     Result: AgentRow,
-    execute: (id) =>
-      Effect.zipRight(ensure(id), sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`)
+    execute: (id) => sql`INSERT INTO agents (id) VALUES (${id}) ON CONFLICT (id) DO UPDATE SET id = excluded.id RETURNING *`
   })
 
   const find = SqlSchema.findOne({

@@ -11,6 +11,7 @@ import {
   PaymentInvalid,
   PaymentRequired,
   SettlementPending,
+  SettlementUnavailable,
   SpendCapExceeded
 } from "../Domain/Errors.ts"
 import { BodyResponse, FeedbackRequest, FeedbackResponse, UnlockRequest, UnlockResponse } from "../Domain/Receipt.ts"
@@ -40,11 +41,16 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
       .addError(PaymentRequired)
       .addError(PaymentInvalid)
       .addError(SettlementPending)
+      .addError(SettlementUnavailable)
       .annotate(OpenApi.Summary, "Pay the listed price and unlock the body (confirm with your owner first)")
       .annotate(
         OpenApi.Description,
         "Without X-PAYMENT a desk receipt is written and no USDC moves (unless the desk requires payment: then 402 " +
-          "with the x402 challenge). Repeat unlocks return the first receipt with alreadyUnlocked true and charge nothing."
+          "with the x402 challenge, v1 in the body and v2 in the PAYMENT-REQUIRED header). With X-PAYMENT (x402 v1) or " +
+          "PAYMENT-SIGNATURE (v2) the USDC settles on-chain before the body is revealed; the answer carries " +
+          "X-PAYMENT-RESPONSE or PAYMENT-RESPONSE. A refused payment is a 402 payment_invalid whose `reason` says why; " +
+          "a settlement not confirmed in time is a 202 settlement_pending with Retry-After: retry with the same payment. " +
+          "Repeat unlocks return the first receipt with alreadyUnlocked true and charge nothing."
       )
   )
   .add(

@@ -6,6 +6,7 @@ import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
 import { Settlement } from "../Settlement.ts"
+import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
 import { toReceipt } from "./toReceipt.ts"
 
 const MAX_LIMIT = 100
@@ -13,7 +14,8 @@ const MAX_LIMIT = 100
 export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
   Effect.gen(function*() {
     const ledger = yield* Ledger
-    const { rail } = yield* Settlement
+    const settlement = yield* Settlement
+    const { rail } = settlement
     const receiptFor = (audience: "buyer" | "public") => (row: Parameters<typeof toReceipt>[0]) =>
       toReceipt(row, rail.explorerTxUrl, audience)
 
@@ -22,16 +24,23 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
         Effect.gen(function*() {
           const agent = yield* requireAgentId(headers[AGENT_HEADER])
           const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
-          const { alreadyUnlocked, receipt } = yield* ledger.unlock(agent, path.id, payload.payer, payment)
-          const unlocked = receiptFor("buyer")(receipt)
-          return { ok: true as const, alreadyUnlocked, receipt: unlocked, bodyUrl: `/api/handoffs/${unlocked.handoffId}/body` }
-        }))
+          const result = yield* ledger.unlock(agent, path.id, payload.payer, payment)
+          yield* settledHeaders(settlement, result)
+          const unlocked = receiptFor("buyer")(result.receipt)
+          return {
+            ok: true as const,
+            alreadyUnlocked: result.alreadyUnlocked,
+            receipt: unlocked,
+            bodyUrl: `/api/handoffs/${unlocked.handoffId}/body`
+          }
+        }).pipe(Effect.tapError(failureHeaders(settlement))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
           const header = headers[AGENT_HEADER]
-          const agent = header === undefined ? Option.none() : Option.some(yield* requireAgentId(header))
+          // A blank header is no identity: the caller gets the 402 challenge, like a caller without one.
+          const agent = header === undefined || header.trim() === "" ? Option.none() : Option.some(yield* requireAgentId(header))
           return yield* ledger.body(path.id, agent)
-        }).pipe(Effect.catchTag("AgentIdRequired", Effect.die)))
+        }).pipe(Effect.catchTag("AgentIdRequired", Effect.die), Effect.tapError(failureHeaders(settlement))))
       .handle("feedback", ({ headers, path, payload }) =>
         Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) => ledger.feedback(agent, path.id, payload.useful)))
       .handle("receipts", ({ urlParams }) =>

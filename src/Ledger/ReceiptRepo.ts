@@ -49,6 +49,31 @@ const make = Effect.gen(function*() {
 
   const countPurchase = (handoffSeq: number) => sql`UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${handoffSeq}`
 
+  /**
+   * A desk-receipt sale in one statement: the receipt, with the filer's payout address as registered now, the
+   * purchase counted unless the filer bought their own, and the receipt read back with its title.
+   */
+  const record = (receipt: Omit<NewReceipt, "payoutAddress">) =>
+    SqlSchema.single({
+      Request: Schema.Void,
+      Result: ReceiptRow,
+      execute: () =>
+        sql`WITH r AS (
+          INSERT INTO receipts (receipt_id, handoff_seq, payer, filer_did, price_micro, filer_micro, desk_micro, kind,
+            mode, network, payment_tx_hash, payment_payer_address, payment_nonce, payout_status, payout_address)
+          VALUES (${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid},
+            ${receipt.priceMicro}, ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode},
+            ${receipt.network}, ${receipt.paymentTxHash}, ${receipt.paymentPayerAddress}, ${receipt.paymentNonce},
+            ${receipt.payoutStatus}, (SELECT payout_address FROM agents WHERE id = ${receipt.filerDid}))
+          RETURNING *
+        ), counted AS (
+          UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${receipt.handoffSeq} AND ${receipt.kind !== "self"}
+        )
+        SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro, r.desk_micro,
+          r.kind, r.mode, r.network, r.payment_tx_hash, r.payout_status, r.payout_address, r.payout_tx_hash, r.created_at
+        FROM r JOIN handoffs h ON h.seq = r.handoff_seq`
+    })(undefined)
+
   const where = (filter: ReceiptFilter) => {
     const clauses = [sql`TRUE`]
     if (filter.payer !== null) clauses.push(sql`r.payer = ${filter.payer}`)
@@ -114,6 +139,8 @@ const make = Effect.gen(function*() {
   return {
     findFor: (payer: string, handoffSeq: number) => Effect.orDie(findFor({ payer, handoffSeq })),
     insert: (receipt: NewReceipt) => insert(receipt),
+    record: (receipt: Omit<NewReceipt, "payoutAddress">) =>
+      record(receipt).pipe(Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })),
     countPurchase: (handoffSeq: number) => Effect.orDie(countPurchase(handoffSeq)),
     list: (filter: ReceiptFilter) => Effect.orDie(list(filter)),
     recentSales: (limit: number) => Effect.orDie(recentSales(limit)),

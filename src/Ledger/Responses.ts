@@ -1,9 +1,10 @@
 import { Schema } from "effect"
+import { DeskId } from "../Domain/Ids.ts"
 import { Receipt } from "../Domain/Receipt.ts"
 
 export const ReceiptsParams = Schema.Struct({
-  payer: Schema.optional(Schema.String.annotations({ description: "Only receipts bought by this desk id (shown unmasked)" })),
-  filer: Schema.optional(Schema.String.annotations({ description: "Only receipts of this filer's handoffs (payers masked)" })),
+  payer: Schema.optional(DeskId.annotations({ description: "Only receipts bought by this desk id (shown unmasked)" })),
+  filer: Schema.optional(DeskId.annotations({ description: "Only receipts of this filer's handoffs (payers masked)" })),
   page: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1e9))),
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 })

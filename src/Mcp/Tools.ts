@@ -1,6 +1,7 @@
 import { JSONSchema, Schema, SchemaAST } from "effect"
 import { DiscoverParams } from "../Domain/Discover.ts"
 import { FilingRequest } from "../Domain/Filing.ts"
+import { DeskId } from "../Domain/Ids.ts"
 import { UsdAmount } from "../Domain/Money.ts"
 
 /** Which REST error a malformed input becomes, as on the route the tool mirrors. */
@@ -120,8 +121,8 @@ export const ListReceipts = tool({
   description: "Receipt records, newest first. Filter by payer (your purchases, unmasked) or filer (sales of a " +
     "filer's handoffs, buyers masked).",
   input: Schema.Struct({
-    payer: Schema.optional(Schema.String.annotations({ description: "Only receipts bought by this desk id" })),
-    filer: Schema.optional(Schema.String.annotations({ description: "Only receipts of this filer's handoffs" })),
+    payer: Schema.optional(DeskId.annotations({ description: "Only receipts bought by this desk id" })),
+    filer: Schema.optional(DeskId.annotations({ description: "Only receipts of this filer's handoffs" })),
     page: Schema.optional(PageNumber.annotations({ description: "1-based page, default 1" })),
     limit: Schema.optional(PageNumber.annotations({ description: "Page size, default 20, capped at 100" }))
   }).annotations(strict),

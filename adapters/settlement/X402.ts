@@ -1,0 +1,222 @@
+import type { SettleResponse } from "@x402/core/types"
+import { Duration, Effect, Either, Layer, Option } from "effect"
+import { PaymentInvalid, SettlementUnavailable } from "../../src/Domain/Errors.ts"
+import {
+  type AuthorizationLookup,
+  type Rail,
+  type SettleOutcome,
+  Settlement,
+  type VerifiedPayment
+} from "../../src/Settlement.ts"
+import { makeChain } from "./X402Chain.ts"
+import { x402Settings, type X402Settings } from "./X402Config.ts"
+import { makeFacilitator } from "./X402Facilitator.ts"
+import { makePayouts } from "./X402Payouts.ts"
+import { caipNetwork, checkPayment, encodeHeader, paymentRequiredV2, requirementsV1 } from "./X402Requirements.ts"
+
+const RETRY_AFTER_SECONDS = 5
+
+const describe = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0]! : String(error))
+
+/**
+ * The exact EVM facilitator's verdicts on the payment itself. A settle failure counts as a refusal only when
+ * the authorization is unused on-chain and a fresh verification gives one of these; some failures carry a
+ * raw error message instead of a code, and those prove nothing.
+ */
+const paymentVerdicts = new Set([
+  "invalid_exact_evm_scheme",
+  "invalid_exact_evm_network_mismatch",
+  "invalid_exact_evm_missing_eip712_domain",
+  "invalid_exact_evm_recipient_mismatch",
+  "invalid_exact_evm_signature",
+  "invalid_exact_evm_payload_authorization_valid_before",
+  "invalid_exact_evm_payload_authorization_valid_after",
+  "invalid_exact_evm_authorization_value",
+  "invalid_exact_evm_payload_authorization_value_mismatch",
+  "invalid_exact_evm_token_name_mismatch",
+  "invalid_exact_evm_token_version_mismatch",
+  "invalid_exact_evm_eip3009_not_supported",
+  "invalid_exact_evm_nonce_already_used",
+  "invalid_exact_evm_insufficient_balance",
+  "invalid_exact_evm_failed_to_parse_signature",
+  "asset_not_deployed_contract",
+  "eip6492_factory_not_allowed"
+])
+
+const MESSAGES: Record<string, string> = {
+  invalid_exact_evm_signature:
+    "The signature is not the authorization's `from` signing for this asset, chain and amount (EIP-712 domain in accepts[].extra).",
+  invalid_exact_evm_nonce_already_used: "This authorization was already used on-chain; sign a new payment.",
+  invalid_exact_evm_insufficient_balance: "The paying address does not hold enough USDC.",
+  invalid_exact_evm_payload_authorization_valid_before: "The authorization has expired; sign a fresh one.",
+  invalid_exact_evm_payload_authorization_valid_after: "The authorization is not valid yet.",
+  invalid_exact_evm_recipient_mismatch: "The authorization must pay the desk wallet (accepts[].payTo)."
+}
+
+const host = (url: string) => {
+  try {
+    return new URL(url).host
+  } catch {
+    return "the configured URL"
+  }
+}
+
+export const make = (settings: X402Settings) =>
+  Effect.gen(function*() {
+    const chain = makeChain(settings)
+    // The URL may carry an API key: name only its host.
+    const answered = yield* Effect.tryPromise(() => chain.publicClient.getChainId()).pipe(
+      Effect.timeout(Duration.millis(settings.rpcTimeoutMs)),
+      Effect.mapError(() => new Error(`DESK_CHAIN_RPC_URL (${host(settings.rpcUrl)}) does not answer eth_chainId`))
+    )
+    if (answered !== settings.chainId) {
+      return yield* Effect.fail(
+        new Error(
+          `DESK_NETWORK=${settings.network} is chain id ${settings.chainId}, but DESK_CHAIN_RPC_URL ` +
+            `(${host(settings.rpcUrl)}) is chain id ${answered}`
+        )
+      )
+    }
+    const facilitator = makeFacilitator(settings, chain)
+    const payouts = makePayouts(settings, chain)
+    const rpcTimeout = Duration.millis(settings.rpcTimeoutMs)
+    const settleTimeout = Duration.millis(settings.rpcTimeoutMs * 2 + settings.confirmTimeoutMs)
+    const explorer = settings.explorerUrl
+
+    const rail: Rail = {
+      stage: settings.network === "base" ? "mainnet" : "testnet",
+      network: settings.network,
+      label: `x402 USDC on ${settings.network} (${facilitator.kind} facilitator)`,
+      asset: "USDC",
+      assetAddress: settings.asset.address,
+      eip712: { name: settings.asset.name, version: settings.asset.version },
+      payTo: settings.payTo,
+      x402Ready: true,
+      facilitatorKind: facilitator.kind,
+      payoutEnabled: Option.isSome(payouts),
+      explorerTxUrl: (txHash) => Option.getOrNull(Option.map(explorer, (url) => `${url}/tx/${txHash}`)),
+      note: `Unlocks with X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2) settle ${settings.asset.name} on ` +
+        `${settings.network} to ${settings.payTo}; without a payment header a desk receipt is written unless payment is required.`
+    }
+
+    const unavailable = (what: string) =>
+      new SettlementUnavailable({
+        message: `${what} does not answer; nothing was charged. Retry the same request in a few seconds.`,
+        retryAfterSeconds: RETRY_AFTER_SECONDS
+      })
+
+    const lookup = (payment: VerifiedPayment, fromBlock: bigint): Effect.Effect<AuthorizationLookup> =>
+      Effect.tryPromise(() => chain.lookup(payment, fromBlock)).pipe(
+        Effect.timeout(Duration.times(rpcTimeout, 3)),
+        Effect.catchAll((error) => Effect.succeed({ _tag: "Unknown", detail: describe(error) } as const))
+      )
+
+    const chainAnswers = Effect.tryPromise(() => chain.publicClient.getBlockNumber({ cacheTime: 0 })).pipe(
+      Effect.timeout(rpcTimeout),
+      Effect.as(true),
+      Effect.orElseSucceed(() => false)
+    )
+
+    /** The facilitator's verification; a refusal counts only if the chain answered, else an outage looks like one. */
+    const verdict = (payment: VerifiedPayment) =>
+      Effect.tryPromise(() => facilitator.verify(payment.payment)).pipe(
+        Effect.timeout(Duration.times(rpcTimeout, 3)),
+        Effect.mapError(() => unavailable(facilitator.kind === "local" ? "The chain RPC" : "The facilitator")),
+        Effect.flatMap((answer) =>
+          answer.isValid
+            ? Effect.succeed(Option.none<{ reason: string; message: string }>())
+            : Effect.flatMap(chainAnswers, (up) => {
+              if (!up) return Effect.fail(unavailable("The chain RPC"))
+              const reason = answer.invalidReason ?? "payment_invalid"
+              const message = MESSAGES[reason] ?? answer.invalidMessage ?? `The facilitator refused the payment: ${reason}.`
+              return Effect.succeed(Option.some({ reason, message }))
+            })
+        )
+      )
+
+    /**
+     * Whatever the facilitator said, the token's authorizationState decides whether the desk was paid: a
+     * success is believed once the chain shows the transfer, so a (remote) facilitator cannot reveal a body
+     * on its word alone.
+     */
+    const outcomeOf = (
+      payment: VerifiedPayment,
+      fromBlock: bigint,
+      answer: Either.Either<SettleResponse, unknown>
+    ): Effect.Effect<SettleOutcome> =>
+      Effect.gen(function*() {
+        const found = yield* lookup(payment, fromBlock)
+        switch (found._tag) {
+          case "Used":
+            return { _tag: "Settled", txHash: found.txHash }
+          case "Spent":
+            return { _tag: "Refused", reason: found.reason, message: "The authorization was used without paying this desk." }
+          case "Unknown":
+            return { _tag: "Unknown", detail: found.detail }
+        }
+        if (Either.isRight(answer) && answer.right.success) {
+          return { _tag: "Unknown", detail: `settled as ${answer.right.transaction}, not yet seen on-chain` }
+        }
+        const detail = Either.isLeft(answer) ? describe(answer.left) : describe(answer.right.errorReason ?? "settlement failed")
+        // Unused on-chain and refused again on a fresh look: the payment itself is at fault, not the network.
+        const again = yield* Effect.either(verdict(payment))
+        if (Either.isRight(again) && Option.isSome(again.right) && paymentVerdicts.has(again.right.value.reason)) {
+          return { _tag: "Refused", ...again.right.value }
+        }
+        return { _tag: "Unknown", detail }
+      })
+
+    return Settlement.of({
+      rail,
+      accepts: (offer) => [requirementsV1(settings, offer)],
+      paymentRequiredHeader: (accepts, error) =>
+        accepts.length === 0 ? Option.none() : Option.some(encodeHeader(paymentRequiredV2(settings, accepts, error))),
+      paymentResponseHeader: (payment, txHash) =>
+        payment.payment.x402Version === 1
+          ? ["X-PAYMENT-RESPONSE", encodeHeader({ success: true, transaction: txHash, network: settings.network, payer: payment.payerAddress })]
+          : [
+            "PAYMENT-RESPONSE",
+            encodeHeader({
+              success: true,
+              transaction: txHash,
+              network: caipNetwork(settings),
+              payer: payment.payerAddress,
+              amount: String(payment.amountMicro)
+            })
+          ],
+      parse: (offer, header) =>
+        Effect.suspend(() =>
+          Either.match(checkPayment(settings, offer, header, Math.floor(Date.now() / 1000)), {
+            onLeft: (refusal) => Effect.fail(new PaymentInvalid({ message: refusal.message, reason: refusal.reason })),
+            onRight: Effect.succeed
+          })
+        ),
+      verify: (payment) =>
+        Effect.flatMap(verdict(payment), Option.match({
+          onNone: () => Effect.void,
+          onSome: (refusal) => Effect.fail(new PaymentInvalid(refusal))
+        })),
+      settle: (payment, fromBlock) =>
+        Effect.tryPromise(() => facilitator.settle(payment.payment)).pipe(
+          Effect.timeout(settleTimeout),
+          Effect.either,
+          Effect.flatMap((answer) => outcomeOf(payment, fromBlock, answer))
+        ),
+      settleTimeout,
+      lookup,
+      blockNumber: Effect.tryPromise(() => chain.publicClient.getBlockNumber({ cacheTime: 0 })).pipe(
+        Effect.timeout(rpcTimeout),
+        Effect.mapError(() => unavailable("The chain RPC"))
+      ),
+      payouts,
+      facilitatorReachable: Effect.promise(facilitator.reachable).pipe(
+        Effect.timeout(rpcTimeout),
+        Effect.orElseSucceed(() => false)
+      )
+    })
+  })
+
+/** x402 settlement on the configured chain; startup fails with one clear line when the RPC is another chain. */
+export const layer = (settings: X402Settings) => Layer.effect(Settlement, make(settings))
+
+export const layerConfig = Layer.effect(Settlement, Effect.flatMap(x402Settings, make))

@@ -1,0 +1,123 @@
+import { DEFAULT_ASSETS } from "@x402/evm"
+import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1"
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { getAddress, type Hex, isAddress } from "viem"
+import { privateKeyToAddress } from "viem/accounts"
+
+export interface X402Settings {
+  readonly rpcUrl: string
+  /** The x402 v1 network name (`base`, `base-sepolia`, ...). */
+  readonly network: string
+  readonly chainId: number
+  readonly asset: { readonly address: Hex; readonly name: string; readonly version: string }
+  readonly payTo: Hex
+  readonly walletKey: Option.Option<Redacted.Redacted<Hex>>
+  readonly facilitatorUrl: Option.Option<string>
+  readonly explorerUrl: Option.Option<string>
+  /** Bound on every JSON-RPC (and facilitator) call. */
+  readonly rpcTimeoutMs: number
+  /** How long a settlement or payout waits for its transaction to be mined before answering "pending". */
+  readonly confirmTimeoutMs: number
+  /** The validity a buyer is asked to sign for (`maxTimeoutSeconds`). */
+  readonly maxTimeoutSeconds: number
+}
+
+const EXPLORERS: Record<string, string> = {
+  base: "https://basescan.org",
+  "base-sepolia": "https://sepolia.basescan.org"
+}
+
+const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+
+const chainIdOf = (network: string) =>
+  Object.hasOwn(EVM_NETWORK_CHAIN_ID_MAP, network)
+    ? Either.right(EVM_NETWORK_CHAIN_ID_MAP[network as keyof typeof EVM_NETWORK_CHAIN_ID_MAP])
+    : invalid(
+      "DESK_NETWORK",
+      `DESK_NETWORK must be an x402 v1 EVM network name (${Object.keys(EVM_NETWORK_CHAIN_ID_MAP).join(", ")}), got "${network}"`
+    )
+
+/** The network's own USDC and its EIP-712 domain, when x402 knows one that settles by EIP-3009. */
+export const defaultAsset = (chainId: number) =>
+  Option.fromNullable(DEFAULT_ASSETS[`eip155:${chainId}`]?.find((_) => _.assetTransferMethod === undefined))
+
+const address = (name: string, value: string) =>
+  isAddress(value, { strict: false }) ? Either.right(getAddress(value)) : invalid(name, `${name} must be a 20-byte 0x address`)
+
+const nonEmpty = (name: string) =>
+  Config.string(name).pipe(Config.option, Config.map(Option.filter((_) => _.trim() !== "")))
+
+const raw = Config.all({
+  rpcUrl: Config.url("DESK_CHAIN_RPC_URL"),
+  network: Config.string("DESK_NETWORK").pipe(Config.withDefault("base")),
+  assetAddress: nonEmpty("DESK_ASSET_ADDRESS"),
+  assetName: nonEmpty("DESK_ASSET_NAME"),
+  assetVersion: nonEmpty("DESK_ASSET_VERSION"),
+  payTo: nonEmpty("DESK_PAY_TO"),
+  walletKey: Config.redacted("DESK_WALLET_PRIVATE_KEY").pipe(
+    Config.option,
+    Config.map(Option.filter((_) => Redacted.value(_).trim() !== ""))
+  ),
+  facilitatorUrl: nonEmpty("DESK_FACILITATOR_URL"),
+  explorerUrl: Config.string("DESK_EXPLORER_URL").pipe(Config.option),
+  rpcTimeoutMs: Config.integer("DESK_CHAIN_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
+  confirmTimeoutMs: Config.integer("DESK_CONFIRM_TIMEOUT_MS").pipe(Config.withDefault(20_000)),
+  maxTimeoutSeconds: Config.integer("DESK_PAYMENT_TIMEOUT_SECONDS").pipe(Config.withDefault(300))
+})
+
+/** Every DESK_* chain setting, checked together; the private key stays Redacted and is never logged. */
+export const x402Settings: Config.Config<X402Settings> = raw.pipe(
+  Config.mapOrFail((c) =>
+    Either.gen(function*() {
+      const chainId = yield* chainIdOf(c.network)
+      const fallback = defaultAsset(chainId)
+      const assetAddress = yield* Option.match(Option.orElse(c.assetAddress, () => Option.map(fallback, (_) => _.asset)), {
+        onNone: () => invalid("DESK_ASSET_ADDRESS", `DESK_ASSET_ADDRESS is required: x402 names no USDC for ${c.network}`),
+        onSome: (value) => address("DESK_ASSET_ADDRESS", value)
+      })
+      const name = Option.orElse(c.assetName, () => Option.map(fallback, (_) => _.name))
+      const version = Option.orElse(c.assetVersion, () => Option.map(fallback, (_) => _.version))
+      if (Option.isNone(name) || Option.isNone(version)) {
+        return yield* invalid("DESK_ASSET_NAME", `DESK_ASSET_NAME and DESK_ASSET_VERSION are required for ${c.network}`)
+      }
+      const walletKey = yield* Option.match(c.walletKey, {
+        onNone: () => Either.right(Option.none<Redacted.Redacted<Hex>>()),
+        onSome: (key) =>
+          /^0x[0-9a-fA-F]{64}$/.test(Redacted.value(key))
+            ? Either.right(Option.some(key as Redacted.Redacted<Hex>))
+            : invalid("DESK_WALLET_PRIVATE_KEY", "DESK_WALLET_PRIVATE_KEY must be 0x followed by 64 hex characters")
+      })
+      const payTo = yield* Option.match(c.payTo, {
+        onSome: (value) => address("DESK_PAY_TO", value),
+        onNone: () =>
+          Option.match(walletKey, {
+            onNone: () => invalid("DESK_PAY_TO", "Set DESK_PAY_TO or DESK_WALLET_PRIVATE_KEY (the desk wallet receives payments)"),
+            onSome: (key) => Either.right(privateKeyToAddress(Redacted.value(key)))
+          })
+      })
+      if (Option.isNone(c.facilitatorUrl) && Option.isNone(walletKey)) {
+        return yield* invalid(
+          "DESK_WALLET_PRIVATE_KEY",
+          "The local facilitator settles with the desk wallet: set DESK_WALLET_PRIVATE_KEY, or DESK_FACILITATOR_URL"
+        )
+      }
+      return {
+        rpcUrl: c.rpcUrl.toString(),
+        network: c.network,
+        chainId,
+        asset: { address: assetAddress, name: name.value, version: version.value },
+        payTo,
+        walletKey,
+        facilitatorUrl: c.facilitatorUrl,
+        // Unset: the network's public explorer; set but empty: no explorer links (a local chain).
+        explorerUrl: Option.match(c.explorerUrl, {
+          onNone: () => Option.fromNullable(EXPLORERS[c.network]),
+          onSome: (url) => (url.trim() === "" ? Option.none() : Option.some(url.trim().replace(/\/+$/, "")))
+        }),
+        rpcTimeoutMs: c.rpcTimeoutMs,
+        confirmTimeoutMs: c.confirmTimeoutMs,
+        maxTimeoutSeconds: c.maxTimeoutSeconds
+      } satisfies X402Settings
+    })
+  )
+)

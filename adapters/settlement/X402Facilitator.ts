@@ -1,0 +1,60 @@
+import { x402Facilitator } from "@x402/core/facilitator"
+import { HTTPFacilitatorClient } from "@x402/core/http"
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types"
+import { toFacilitatorEvmSigner } from "@x402/evm"
+import { ExactEvmScheme } from "@x402/evm/exact/facilitator"
+import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator"
+import { Option } from "effect"
+import type { VerifiablePayment } from "../../src/Domain/X402.ts"
+import type { Chain } from "./X402Chain.ts"
+import type { X402Settings } from "./X402Config.ts"
+import { caipNetwork } from "./X402Requirements.ts"
+
+export interface Facilitator {
+  readonly kind: "local" | "remote"
+  readonly verify: (payment: VerifiablePayment) => Promise<VerifyResponse>
+  readonly settle: (payment: VerifiablePayment) => Promise<SettleResponse>
+  readonly reachable: () => Promise<boolean>
+}
+
+// x402 passes v1 and v2 payloads through one v2-typed signature and dispatches on x402Version at run time.
+const asX402 = (payment: VerifiablePayment) =>
+  [payment.payload as unknown as PaymentPayload, payment.requirements as unknown as PaymentRequirements] as const
+
+/** The desk settles with its own wallet through viem: x402's exact EVM facilitator for v1 and v2. */
+const local = (settings: X402Settings, chain: Chain): Facilitator => {
+  const wallet = Option.getOrThrowWith(chain.wallet, () => new Error("the local facilitator needs DESK_WALLET_PRIVATE_KEY"))
+  const signer = toFacilitatorEvmSigner(
+    {
+      ...wallet,
+      address: wallet.account.address,
+      // x402's structural signer types typed data loosely; viem's overloads want the literal shape.
+      verifyTypedData: (args) => wallet.verifyTypedData(args as Parameters<typeof wallet.verifyTypedData>[0])
+    },
+    { confirmationTimeoutMs: settings.confirmTimeoutMs }
+  )
+  const facilitator = new x402Facilitator()
+    .register(caipNetwork(settings) as `${string}:${string}`, new ExactEvmScheme(signer))
+    .registerV1(settings.network as `${string}:${string}`, new ExactEvmSchemeV1(signer))
+  return {
+    kind: "local",
+    verify: (payment) => facilitator.verify(...asX402(payment)),
+    settle: (payment) => facilitator.settle(...asX402(payment)),
+    reachable: () => chain.publicClient.getChainId().then((id) => id === settings.chainId, () => false)
+  }
+}
+
+const remote = (settings: X402Settings, url: string): Facilitator => {
+  const client = new HTTPFacilitatorClient({ url, timeoutMs: settings.rpcTimeoutMs + settings.confirmTimeoutMs })
+  const probe = new HTTPFacilitatorClient({ url, timeoutMs: settings.rpcTimeoutMs })
+  return {
+    kind: "remote",
+    verify: (payment) => client.verify(...asX402(payment)),
+    settle: (payment) => client.settle(...asX402(payment)),
+    reachable: () => probe.getSupported().then(() => true, () => false)
+  }
+}
+
+/** One facilitator, chosen by configuration: never a fallback from one to the other. */
+export const makeFacilitator = (settings: X402Settings, chain: Chain): Facilitator =>
+  Option.match(settings.facilitatorUrl, { onNone: () => local(settings, chain), onSome: (url) => remote(settings, url) })

@@ -1,0 +1,148 @@
+import { Either, ParseResult, Schema } from "effect"
+import { getAddress, isAddress, isAddressEqual } from "viem"
+import type { PaymentRequirementsV1 } from "../../src/Domain/Errors.ts"
+import {
+  PaymentPayloadV1,
+  PaymentPayloadV2,
+  type PaymentRequiredV2,
+  type PaymentRequirementsV2,
+  type VerifiablePayment
+} from "../../src/Domain/X402.ts"
+import type { Offer, VerifiedPayment } from "../../src/Settlement.ts"
+import type { X402Settings } from "./X402Config.ts"
+
+export const caipNetwork = (settings: X402Settings) => `eip155:${settings.chainId}`
+
+/** The one v1 requirement for an offer; built from configuration and the database, never from the request. */
+export const requirementsV1 = (settings: X402Settings, offer: Offer): PaymentRequirementsV1 => ({
+  scheme: "exact",
+  network: settings.network,
+  maxAmountRequired: String(offer.priceMicro),
+  resource: offer.resource,
+  description: `Unlock ${offer.handoffId}: ${offer.title}`,
+  mimeType: "application/json",
+  payTo: settings.payTo,
+  maxTimeoutSeconds: settings.maxTimeoutSeconds,
+  asset: settings.asset.address,
+  extra: { name: settings.asset.name, version: settings.asset.version }
+})
+
+export const toV2 = (settings: X402Settings, requirement: PaymentRequirementsV1): PaymentRequirementsV2 => ({
+  scheme: requirement.scheme,
+  network: caipNetwork(settings),
+  amount: requirement.maxAmountRequired,
+  asset: requirement.asset,
+  payTo: requirement.payTo,
+  maxTimeoutSeconds: requirement.maxTimeoutSeconds,
+  extra: requirement.extra ?? {}
+})
+
+export const paymentRequiredV2 = (
+  settings: X402Settings,
+  accepts: ReadonlyArray<PaymentRequirementsV1>,
+  error: string | undefined
+): PaymentRequiredV2 => ({
+  x402Version: 2,
+  ...(error === undefined ? {} : { error }),
+  resource: {
+    url: accepts[0]?.resource ?? "",
+    description: accepts[0]?.description ?? "",
+    mimeType: accepts[0]?.mimeType ?? "application/json"
+  },
+  accepts: accepts.map((_) => toV2(settings, _))
+})
+
+export const encodeHeader = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64")
+
+const PaymentHeader = Schema.parseJson(Schema.Union(PaymentPayloadV1, PaymentPayloadV2))
+
+export class Refusal {
+  constructor(readonly reason: string, readonly message: string) {}
+}
+
+const refuse = (reason: string, message: string) => Either.left(new Refusal(reason, message))
+
+const decodeHeader = (header: string) => {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(header.trim())) {
+    return refuse("invalid_payment_header", "The payment header must be base64 JSON of an x402 payment payload.")
+  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(PaymentHeader)(Buffer.from(header.trim(), "base64").toString("utf8")),
+    (error) =>
+      new Refusal(
+        "invalid_payment_header",
+        `The payment header is not an x402 v1 or v2 exact EVM payment: ${ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]}`
+      )
+  )
+}
+
+const sameAddress = (a: string, b: string) => isAddress(a, { strict: false }) && isAddress(b, { strict: false }) && isAddressEqual(a, b)
+
+/** v2 clients echo the requirement they accepted; each field must be the desk's own, named when it differs. */
+const acceptedMismatch = (accepted: PaymentRequirementsV2, ours: PaymentRequirementsV2) => {
+  if (accepted.scheme !== ours.scheme) return refuse("unsupported_scheme", `Only the "exact" scheme is accepted.`)
+  if (accepted.network !== ours.network) {
+    return refuse("invalid_network", `This desk settles on ${ours.network}, not ${accepted.network}.`)
+  }
+  if (!sameAddress(accepted.asset, ours.asset)) return refuse("invalid_asset", `Pay in the asset ${ours.asset}.`)
+  if (!sameAddress(accepted.payTo, ours.payTo)) return refuse("invalid_pay_to", `Pay to the desk wallet ${ours.payTo}.`)
+  if (accepted.amount !== ours.amount) {
+    return refuse("invalid_amount", `This handoff costs exactly ${ours.amount} micro-USDC, not ${accepted.amount}.`)
+  }
+  if (
+    accepted.maxTimeoutSeconds !== ours.maxTimeoutSeconds || accepted.extra["name"] !== ours.extra["name"] ||
+    accepted.extra["version"] !== ours.extra["version"]
+  ) {
+    return refuse("requirements_mismatch", "The accepted requirements differ from this desk's challenge; request a fresh 402.")
+  }
+  return Either.void
+}
+
+/** Every check that needs no chain: the facilitator then checks the signature, balance and nonce on-chain. */
+export const checkPayment = (
+  settings: X402Settings,
+  offer: Offer,
+  header: string,
+  nowSeconds: number
+): Either.Either<VerifiedPayment, Refusal> =>
+  Either.gen(function*() {
+    const decoded = yield* decodeHeader(header)
+    const v1 = requirementsV1(settings, offer)
+    let payment: VerifiablePayment
+    if (decoded.x402Version === 1) {
+      if (decoded.scheme !== "exact") return yield* refuse("unsupported_scheme", `Only the "exact" scheme is accepted.`)
+      if (decoded.network !== settings.network) {
+        return yield* refuse("invalid_network", `This desk settles on ${settings.network}, not ${decoded.network}.`)
+      }
+      payment = { x402Version: 1, payload: decoded, requirements: v1 }
+    } else {
+      const ours = toV2(settings, v1)
+      yield* acceptedMismatch(decoded.accepted, ours)
+      payment = { x402Version: 2, payload: decoded, requirements: ours }
+    }
+    const { authorization } = decoded.payload
+    const validBefore = BigInt(authorization.validBefore)
+    if (!sameAddress(authorization.to, settings.payTo)) {
+      return yield* refuse("invalid_pay_to", `The authorization must pay the desk wallet ${settings.payTo}.`)
+    }
+    if (authorization.value !== String(offer.priceMicro)) {
+      return yield* refuse(
+        "invalid_amount",
+        `This handoff costs exactly ${offer.priceMicro} micro-USDC; the authorization is for ${authorization.value}.`
+      )
+    }
+    if (BigInt(authorization.validAfter) > BigInt(nowSeconds)) {
+      return yield* refuse("authorization_not_yet_valid", "The authorization's validAfter is in the future.")
+    }
+    // Settling takes a block or two: an authorization about to expire would fail on-chain after the claim.
+    if (validBefore < BigInt(nowSeconds + 30)) {
+      return yield* refuse("authorization_expired", "The authorization expires within 30 seconds; sign a fresh one.")
+    }
+    return {
+      payerAddress: getAddress(authorization.from),
+      nonce: authorization.nonce.toLowerCase(),
+      amountMicro: offer.priceMicro,
+      validBefore: validBefore > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(validBefore),
+      payment
+    } satisfies VerifiedPayment
+  })

@@ -1,0 +1,47 @@
+import autocannon, { type RequestStep } from "autocannon"
+
+/** One measured load: what every scenario and reference reports. */
+export interface Measured {
+  readonly requests: number
+  readonly seconds: number
+  readonly rps: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly errors: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+
+export const summarize = (latencies: Array<number>, errors: number, seconds: number): Measured => {
+  const sorted = latencies.sort((a, b) => a - b)
+  return {
+    requests: sorted.length,
+    seconds,
+    rps: sorted.length / seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    errors
+  }
+}
+
+/** Drives `url` with autocannon; every non-2xx answer, socket error and timeout counts as an error. */
+export const hammer = async (url: string, requests: Array<RequestStep>, connections: number, seconds: number): Promise<Measured> => {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    headers: { accept: "application/json" },
+    requests
+  })
+  const ok = result.requests.total - result.non2xx
+  return {
+    requests: result.requests.total,
+    seconds: result.duration,
+    rps: ok / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts
+  }
+}

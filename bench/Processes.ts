@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { createServer } from "node:net"
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+const statusField = (pid: number, field: "VmRSS" | "VmHWM") => {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? 0 : Number(match[1]) * 1024
+  } catch {
+    return 0
+  }
+}
+
+const TICKS_PER_SECOND = 100
+
+/** CPU time (user + system) the process has used so far, in ms (Linux /proc; 0 elsewhere). */
+const cpuMs = (pid: number) => {
+  try {
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the whole line.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND
+  } catch {
+    return 0
+  }
+}
+
+/** A server process of the benchmark: started, polled until it answers, its memory sampled, stopped. */
+export interface Server {
+  readonly url: string
+  readonly pid: number
+  /** ms from spawn to the first successful answer on the ready path. */
+  readonly startupMs: number
+  /** Highest RSS since the last call, in bytes (Linux /proc; 0 elsewhere). */
+  readonly takePeakRss: () => number
+  /** CPU time used so far, in ms. */
+  readonly cpuMs: () => number
+  readonly stop: () => Promise<void>
+}
+
+export const startServer = async (options: {
+  readonly args: ReadonlyArray<string>
+  readonly env: Record<string, string>
+  readonly readyPath: string
+  readonly port: number
+  readonly timeoutMs?: number
+}): Promise<Server> => {
+  const started = performance.now()
+  const child: ChildProcess = spawn(process.execPath, [...options.args], {
+    env: { ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
+    // The desk's logs are part of its work on the request path, so they are written, just not kept.
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+  let stderr = ""
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000)
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const url = `http://127.0.0.1:${options.port}`
+  const deadline = started + (options.timeoutMs ?? 120_000)
+  let ready = false
+  while (!ready) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before answering: ${stderr}`)
+    if (performance.now() > deadline) {
+      child.kill("SIGKILL")
+      throw new Error(`server did not answer ${options.readyPath} in time: ${stderr}`)
+    }
+    // The server listens a moment before its handler is attached; a request in between waits forever.
+    ready = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(1_000) })
+      .then((response) => response.ok, () => false)
+    if (!ready) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  const startupMs = performance.now() - started
+  const pid = child.pid!
+  let peak = statusField(pid, "VmRSS")
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, statusField(pid, "VmRSS"))
+  }, 50)
+  return {
+    url,
+    pid,
+    startupMs,
+    takePeakRss: () => {
+      const value = Math.max(peak, statusField(pid, "VmRSS"))
+      peak = statusField(pid, "VmRSS")
+      return value
+    },
+    cpuMs: () => cpuMs(pid),
+    stop: async () => {
+      clearInterval(sampler)
+      child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      await exited
+      clearTimeout(timer)
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { Config, Effect, Layer, Runtime } from "effect"
+import { createServer, type Server, type ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
+import { DeskConfig } from "../Config.ts"
+
+export interface Timeouts {
+  /** Time allowed to receive a whole request, headers and body. */
+  readonly requestSeconds: number
+}
+
+export const timeoutsConfig: Config.Config<Timeouts> = Config.all({
+  requestSeconds: Config.integer("DESK_REQUEST_TIMEOUT_SECONDS").pipe(
+    Config.validate({
+      message: "DESK_REQUEST_TIMEOUT_SECONDS must be between 1 and 3600",
+      validation: (n) => n >= 1 && n <= 3600
+    }),
+    Config.withDefault(30)
+  )
+})
+
+/**
+ * Answers for requests Node refuses before the desk sees them. They are written to the raw socket, below
+ * the HTTP framework, in the desk's JSON error envelope.
+ */
+const refusal = (code: string | undefined, timeouts: Timeouts) => {
+  switch (code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return {
+        status: "408 Request Timeout",
+        body: {
+          ok: false,
+          error: "request_timeout",
+          message: `The request was not received within ${timeouts.requestSeconds} seconds; send it again in one go.`
+        }
+      }
+    case "HPE_HEADER_OVERFLOW":
+      return {
+        status: "431 Request Header Fields Too Large",
+        body: { ok: false, error: "headers_too_large", message: "The request headers are too large." }
+      }
+    default:
+      return {
+        status: "400 Bad Request",
+        body: { ok: false, error: "bad_request", message: "The request is not well-formed HTTP/1.1." }
+      }
+  }
+}
+
+const rawResponse = (status: string, body: unknown) => {
+  const json = JSON.stringify(body)
+  return `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+    `Connection: close\r\n\r\n${json}`
+}
+
+/**
+ * Node's server with bounded waits: a client that trickles its headers or body (or never finishes them)
+ * holds a connection and a fiber for at most the request timeout, not Node's default five minutes.
+ */
+export const makeServer = (timeouts: Timeouts, onRefused: (code: string) => void = () => {}): Server => {
+  const requestTimeout = timeouts.requestSeconds * 1000
+  const server = createServer({
+    requestTimeout,
+    headersTimeout: Math.min(requestTimeout, 10_000),
+    // How often Node looks for expired requests (default 30 s, which would triple a short timeout).
+    connectionsCheckingInterval: Math.min(1000, requestTimeout)
+  })
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const code = error.code ?? "unknown"
+    if (code !== "ECONNRESET") onRefused(code)
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+    // As Node does: answer only if no byte of a response is on the wire yet, or the client reads garbage.
+    if (code !== "ECONNRESET" && socket.writable && (inFlight == null || !inFlight.headersSent)) {
+      const { body, status } = refusal(code, timeouts)
+      socket.write(rawResponse(status, body))
+    }
+    socket.destroy()
+  })
+  return server
+}
+
+/** The Node HTTP server on HOST:PORT with the configured timeouts. */
+export const layerConfig = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* DeskConfig
+    const timeouts = yield* timeoutsConfig
+    const runtime = yield* Effect.runtime<never>()
+    const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
+    return NodeHttpServer.layer(() => makeServer(timeouts, log), { port: config.port, host: config.host })
+  })
+)

@@ -1,0 +1,126 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import { DbInt } from "../Domain/DbTypes.ts"
+import { VerifiablePayment } from "../Domain/X402.ts"
+
+export const SettlementRow = Schema.Struct({
+  seq: DbInt,
+  payer: Schema.String,
+  handoff_seq: DbInt,
+  price_micro: DbInt,
+  spend_micro: DbInt,
+  payer_address: Schema.String,
+  nonce: Schema.String,
+  valid_before: DbInt,
+  from_block: DbInt,
+  payment: VerifiablePayment,
+  status: Schema.Literal("pending", "settled", "failed"),
+  tx_hash: Schema.NullOr(Schema.String),
+  failure_reason: Schema.NullOr(Schema.String),
+  receipt_id: Schema.NullOr(Schema.String)
+})
+export type SettlementRow = typeof SettlementRow.Type
+
+export const NewClaim = Schema.Struct({
+  payer: Schema.String,
+  handoffSeq: Schema.Number,
+  priceMicro: Schema.Number,
+  spendMicro: Schema.Number,
+  payerAddress: Schema.String,
+  nonce: Schema.String,
+  validBefore: Schema.Number,
+  fromBlock: Schema.BigIntFromSelf,
+  payment: VerifiablePayment,
+  leaseSeconds: Schema.Number
+})
+export type NewClaim = typeof NewClaim.Type
+
+const Seq = Schema.Struct({ seq: DbInt })
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql`seq, payer, handoff_seq, price_micro, spend_micro, payer_address, nonce, valid_before, from_block,
+    payment, status, tx_hash, failure_reason, receipt_id`
+
+  const byNonce = SqlSchema.findOne({
+    Request: Schema.Struct({ payerAddress: Schema.String, nonce: Schema.String }),
+    Result: SettlementRow,
+    execute: ({ nonce, payerAddress }) =>
+      sql`SELECT ${columns} FROM settlements WHERE payer_address = ${payerAddress} AND nonce = ${nonce}`
+  })
+
+  const live = SqlSchema.findOne({
+    Request: Schema.Struct({ payer: Schema.String, handoffSeq: Schema.Number }),
+    Result: SettlementRow,
+    execute: ({ handoffSeq, payer }) =>
+      sql`SELECT ${columns} FROM settlements WHERE payer = ${payer} AND handoff_seq = ${handoffSeq} AND status <> 'failed'`
+  })
+
+  /** The claim is born leased, so the reconciler leaves it to the request that is about to settle it. */
+  const insert = SqlSchema.single({
+    Request: NewClaim,
+    Result: SettlementRow,
+    execute: (claim) =>
+      sql`INSERT INTO settlements (payer, handoff_seq, price_micro, spend_micro, x402_version, payer_address, nonce,
+          valid_before, from_block, payment, status, lease_until)
+        VALUES (${claim.payer}, ${claim.handoffSeq}, ${claim.priceMicro}, ${claim.spendMicro}, ${claim.payment.x402Version},
+          ${claim.payerAddress}, ${claim.nonce}, ${claim.validBefore}, ${claim.fromBlock.toString()},
+          ${JSON.stringify(claim.payment)}::jsonb, 'pending', now() + ${claim.leaseSeconds} * interval '1 second')
+        RETURNING ${columns}`
+  })
+
+  /** One settlement attempt at a time per claim, across processes: whoever holds the lease may settle. */
+  const lease = SqlSchema.findOne({
+    Request: Schema.Struct({ seq: Schema.Number, seconds: Schema.Number }),
+    Result: SettlementRow,
+    execute: ({ seconds, seq }) =>
+      sql`UPDATE settlements SET lease_until = now() + ${seconds} * interval '1 second', updated_at = now()
+        WHERE seq = ${seq} AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
+        RETURNING ${columns}`
+  })
+
+  const release = (seq: number) => sql`UPDATE settlements SET lease_until = NULL, updated_at = now() WHERE seq = ${seq}`
+
+  const lock = SqlSchema.single({
+    Request: Schema.Number,
+    Result: SettlementRow,
+    execute: (seq) => sql`SELECT ${columns} FROM settlements WHERE seq = ${seq} FOR UPDATE`
+  })
+
+  const markSettled = (seq: number, txHash: string, receiptId: string) =>
+    sql`UPDATE settlements SET status = 'settled', tx_hash = ${txHash}, receipt_id = ${receiptId}, lease_until = NULL,
+        updated_at = now() WHERE seq = ${seq}`
+
+  const markFailed = (seq: number, reason: string) =>
+    sql`UPDATE settlements SET status = 'failed', failure_reason = ${reason}, lease_until = NULL, updated_at = now()
+      WHERE seq = ${seq}`
+
+  /** A failed claim gives back the spend it reserved. */
+  const releaseSpend = (payer: string, amount: number) =>
+    sql`UPDATE agents SET spent_micro = spent_micro - ${amount}, updated_at = now() WHERE id = ${payer}`
+
+  const stale = SqlSchema.findAll({
+    Request: Schema.Number,
+    Result: Seq,
+    execute: (limit) =>
+      sql`SELECT seq FROM settlements WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < now())
+        ORDER BY seq LIMIT ${limit}`
+  })
+
+  return {
+    byNonce: (payerAddress: string, nonce: string) => Effect.orDie(byNonce({ payerAddress, nonce })),
+    live: (payer: string, handoffSeq: number) => Effect.orDie(live({ payer, handoffSeq })),
+    insert: (claim: NewClaim) => insert(claim),
+    lease: (seq: number, seconds: number) => Effect.orDie(lease({ seq, seconds })),
+    release: (seq: number) => Effect.orDie(release(seq)),
+    lock: (seq: number) => Effect.orDie(lock(seq)),
+    markSettled: (seq: number, txHash: string, receiptId: string) => Effect.orDie(markSettled(seq, txHash, receiptId)),
+    markFailed: (seq: number, reason: string) => Effect.orDie(markFailed(seq, reason)),
+    releaseSpend: (payer: string, amount: number) => Effect.orDie(releaseSpend(payer, amount)),
+    stale: (limit: number) => Effect.orDie(Effect.map(stale(limit), (rows) => rows.map((_) => _.seq)))
+  } as const
+})
+
+export class SettlementRepo extends Context.Tag("SettlementRepo")<SettlementRepo, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(SettlementRepo, make)
+}

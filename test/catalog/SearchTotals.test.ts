@@ -1,0 +1,96 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { HandoffRepo } from "../../src/Catalog/HandoffRepo.ts"
+import type { NewHandoff } from "../../src/Catalog/HandoffRow.ts"
+import { type CountLimits, search } from "../../src/Catalog/Search.ts"
+import { toCatalogQuery } from "../../src/Domain/Discover.ts"
+import { migrated } from "../../src/Sql.ts"
+import { newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+
+const row = (n: number, tags: ReadonlyArray<string>): NewHandoff => ({
+  title: `${tags.includes("bulk") ? "Alpha" : "Omega"} listing number ${n}`,
+  teaser: "A listing for counting.",
+  body: "x".repeat(400),
+  filer: "counter",
+  filer_did: newAgentId(),
+  price_micro: 1_000_000,
+  reconstruct_micro: 2_000_000 + n * 1_000_000,
+  minutes: null,
+  tags,
+  contains: [],
+  does_not_contain: [],
+  why_pay: "",
+  provenance: null,
+  origin: "seed",
+  is_demo: false,
+  hash: "0".repeat(64),
+  body_chars: 400
+})
+
+/** Seven "bulk" listings (savings 1..7 USD apart) and two others. */
+const BULK = 7
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`search totals over ${backend.name}`, () => {
+    const layer = HandoffRepo.layer.pipe(Layer.provideMerge(migrated(backend.layer)))
+    it.layer(layer, { timeout: 120_000 })((it) => {
+      const run = (params: Parameters<typeof toCatalogQuery>[0], limits: CountLimits) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.orDie(search(sql, toCatalogQuery(params), limits)))
+      const savings = (rows: ReadonlyArray<{ readonly reconstruct_micro: number }>) =>
+        rows.map((_) => (_.reconstruct_micro - 2_000_000) / 1_000_000)
+
+      it.effect("setup: file the listings", () =>
+        Effect.gen(function*() {
+          const repo = yield* HandoffRepo
+          for (let n = 1; n <= BULK; n++) yield* repo.insert(row(n, ["bulk"]))
+          yield* repo.insert(row(8, ["other"]))
+          yield* repo.insert(row(9, ["other"]))
+        }))
+
+      it.effect("a total within the exact limit is counted exactly, with the page in order", () =>
+        Effect.gen(function*() {
+          const page = yield* run({ tag: "bulk", sort: "savings", limit: 3 }, { exactUpTo: 10, estimateTrustedAbove: 1_000 })
+          expect(page).toMatchObject({ total: BULK, totalIsEstimate: false })
+          expect(savings(page.rows)).toEqual([7, 6, 5])
+        }))
+
+      it.effect("past the exact limit the total is marked an estimate and never hides a following page", () =>
+        Effect.gen(function*() {
+          const limits = { exactUpTo: 2, estimateTrustedAbove: 1_000 }
+          const seen: Array<number> = []
+          for (let page = 1; page <= 3; page++) {
+            const result = yield* run({ tag: "bulk", sort: "savings", limit: 3, page }, limits)
+            expect(result.totalIsEstimate).toBe(true)
+            seen.push(...savings(result.rows))
+            if (page < 3) expect(result.total).toBeGreaterThan(page * 3)
+          }
+          expect(seen).toEqual([7, 6, 5, 4, 3, 2, 1])
+        }))
+
+      it.effect("a large planner estimate is the total, without counting", () =>
+        Effect.gen(function*() {
+          const result = yield* run({ tag: "bulk", sort: "savings", limit: 2 }, { exactUpTo: 10, estimateTrustedAbove: 0 })
+          expect(result.totalIsEstimate).toBe(true)
+          expect(result.total).toBeGreaterThanOrEqual(3)
+          expect(savings(result.rows)).toEqual([7, 6])
+        }))
+
+      it.effect("ranked by relevance the total is exact at any size: every match is ranked anyway", () =>
+        Effect.gen(function*() {
+          const result = yield* run({ q: "alpha listing", limit: 2 }, { exactUpTo: 1, estimateTrustedAbove: 0 })
+          expect(result).toMatchObject({ total: BULK, totalIsEstimate: false })
+          expect(result.rows).toHaveLength(2)
+        }))
+
+      it.effect("a page past the end still reports the total", () =>
+        Effect.gen(function*() {
+          const limits = { exactUpTo: 10, estimateTrustedAbove: 1_000 }
+          expect(yield* run({ tag: "bulk", limit: 3, page: 5 }, limits)).toMatchObject({ rows: [], total: BULK, totalIsEstimate: false })
+          expect(yield* run({ q: "alpha", limit: 3, page: 5 }, limits)).toMatchObject({ rows: [], total: BULK, totalIsEstimate: false })
+        }))
+    })
+  })
+}

@@ -1,0 +1,144 @@
+import { Data, Deferred, Duration, Effect, Schedule } from "effect"
+import type { Scope } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+export class DeskProcessError extends Data.TaggedError("DeskProcessError")<{ readonly message: string }> {}
+
+export interface Exit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+export interface DeskProcess {
+  readonly url: string
+  readonly port: number
+  readonly pid: number
+  /** The JSON log lines the desk wrote to stdout so far. */
+  readonly logs: () => ReadonlyArray<Record<string, unknown>>
+  /** Everything written to stdout and stderr so far, for greps. */
+  readonly output: () => string
+  /** Signals the process and waits for it to exit; a second stop of a stopped desk returns its exit at once. */
+  readonly stop: (signal?: "SIGTERM" | "SIGKILL") => Effect.Effect<Exit>
+}
+
+export interface DeskProcessOptions {
+  /** Only these variables (plus PATH and HOME) reach the desk: no DATABASE_URL or REDIS_URL leaks in from the test run. */
+  readonly env?: Record<string, string>
+  /** Reuse a port, to restart a desk where its clients expect it. */
+  readonly port?: number
+  /** PGlite creates its database on first start: 10 to 30 seconds on a busy 2-core machine. */
+  readonly startTimeout?: Duration.DurationInput
+}
+
+/** A directory for one desk's embedded database, removed with the scope (after the desk is stopped). */
+export const tempDataDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "handoff-desk-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** A port the kernel just handed out; released at once, so another process could take it (rarely). */
+export const freePort = Effect.async<number, DeskProcessError>((resume) => {
+  const server = createServer()
+  server.once("error", (error) => resume(Effect.fail(new DeskProcessError({ message: error.message }))))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const exitOf = (child: ChildProcess) =>
+  Effect.async<Exit>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode }))
+    }
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => resume(Effect.succeed({ code, signal }))
+    child.once("exit", onExit)
+    return Effect.sync(() => child.off("exit", onExit))
+  })
+
+const healthy = (url: string) =>
+  Effect.tryPromise({
+    try: (signal) => fetch(`${url}/api/health`, { signal }).then((response) => response.status === 200),
+    catch: () => false
+  }).pipe(Effect.timeout("2 seconds"), Effect.orElseSucceed(() => false))
+
+/**
+ * `node --import tsx src/main.ts`, exactly as `npm start` runs it, on a loopback port; ready once
+ * GET /api/health answers 200. Killed with SIGKILL when the scope closes, if still running.
+ */
+export const startDesk = (options: DeskProcessOptions = {}): Effect.Effect<DeskProcess, DeskProcessError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const port = options.port ?? (yield* freePort)
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      ...options.env
+    }
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+      ),
+      (child) =>
+        child.exitCode === null && child.signalCode === null
+          ? Effect.zipRight(Effect.sync(() => child.kill("SIGKILL")), exitOf(child))
+          : Effect.void
+    )
+    const chunks: Array<string> = []
+    const lines: Array<Record<string, unknown>> = []
+    let pending = ""
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      chunks.push(chunk)
+      const split = (pending + chunk).split("\n")
+      pending = split.pop() ?? ""
+      for (const line of split) {
+        try {
+          lines.push(JSON.parse(line))
+        } catch {
+          // Not a log line (a stray print): still in output() for greps.
+        }
+      }
+    })
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk))
+
+    const exited = yield* Deferred.make<Exit>()
+    yield* Effect.forkScoped(Effect.flatMap(exitOf(child), (exit) => Deferred.succeed(exited, exit)))
+
+    const url = `http://127.0.0.1:${port}`
+    const ready = healthy(url).pipe(
+      Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("100 millis") }),
+      Effect.asVoid
+    )
+    const died = Effect.flatMap(Deferred.await(exited), (exit) =>
+      new DeskProcessError({
+        message: `the desk exited (${exit.code ?? exit.signal}) before it was ready:\n${chunks.join("")}`
+      }))
+    yield* Effect.raceFirst(ready, died).pipe(
+      Effect.timeoutFail({
+        duration: options.startTimeout ?? "120 seconds",
+        onTimeout: () => new DeskProcessError({ message: `the desk was not healthy in time:\n${chunks.join("")}` })
+      })
+    )
+
+    return {
+      url,
+      port,
+      pid: child.pid!,
+      logs: () => lines,
+      output: () => chunks.join(""),
+      stop: (signal = "SIGTERM") =>
+        Effect.suspend(() => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+          return Deferred.await(exited)
+        })
+    } satisfies DeskProcess
+  })

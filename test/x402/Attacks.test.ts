@@ -1,0 +1,131 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+import {
+  decodeHeader,
+  fileHandoff,
+  nowSeconds,
+  receiptsOf,
+  send,
+  type Sent,
+  TestChain,
+  unlockWith,
+  x402DeskOn
+} from "./support/Chain.ts"
+import { forger } from "./support/Forge.ts"
+
+const PRICE = 300_000n
+
+/** What every refused payment must leave behind: nothing. */
+const nothingRecorded = (buyers: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (const buyer of buyers) expect(yield* receiptsOf(buyer)).toEqual([])
+    const [claims] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM settlements WHERE payer IN ${sql.in(buyers)}`
+    expect(claims!.n).toBe(0)
+    const [spent] = yield* sql<{ n: number }>`SELECT coalesce(sum(spent_micro), 0)::int AS n FROM agents WHERE id IN ${sql.in(buyers)}`
+    expect(spent!.n).toBe(0)
+  })
+
+const refusedWith = (answer: Sent, reason: string, name = reason) => {
+  expect(answer.status, name).toBe(402)
+  expect(answer.json, name).toMatchObject({ ok: false, error: "payment_invalid", reason, x402Version: 1 })
+  expect(answer.json.message, name).not.toBe("")
+  expect(answer.json.accepts, name).toHaveLength(1)
+  expect(decodeHeader(answer.headers.get("payment-required")), name).toMatchObject({ x402Version: 2, error: reason })
+}
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`x402 attacks over ${backend.name}`, () => {
+    layer(x402DeskOn(backend.layer), { timeout: 120_000, excludeTestServices: true })((it) => {
+      it.effect("each forged payment is refused with its reason; no receipt, no claim, no spend, no USDC moves", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const forge = forger(chain)
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const { id: pricier } = yield* fileHandoff(0.6, chain.accounts.filer.address)
+          const balances = () =>
+            Effect.promise(() => Promise.all([balanceOf(chain.accounts.buyer.address), balanceOf(chain.accounts.desk.address)]))
+          const before = yield* balances()
+          const other = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+          const cases: ReadonlyArray<readonly [string, Effect.Effect<string>, string, string]> = [
+            ["wrong amount", Effect.promise(() => forge.v1(PRICE - 1n)), id, "invalid_amount"],
+            ["wrong amount (v2)", Effect.promise(() => forge.v2(PRICE - 1n, { accepted: { amount: "299999" } })), id, "invalid_amount"],
+            ["wrong payTo", Effect.promise(() => forge.v1(PRICE, { authorization: { to: other } })), id, "invalid_pay_to"],
+            ["wrong payTo (v2)", Effect.promise(() => forge.v2(PRICE, { accepted: { payTo: other } })), id, "invalid_pay_to"],
+            ["wrong asset (v2)", Effect.promise(() => forge.v2(PRICE, { accepted: { asset: other } })), id, "invalid_asset"],
+            ["signed for another asset", Effect.promise(() => forge.v1(PRICE, { domain: { verifyingContract: other } })), id, "invalid_exact_evm_signature"],
+            ["another network (v1 name)", Effect.promise(() => forge.v1(PRICE, { network: "base" })), id, "invalid_network"],
+            ["another network (CAIP-2)", Effect.promise(() => forge.v2(PRICE, { accepted: { network: "eip155:8453" } })), id, "invalid_network"],
+            ["signed for another chain id", Effect.promise(() => forge.v1(PRICE, { domain: { chainId: 8453 } })), id, "invalid_exact_evm_signature"],
+            ["expired", Effect.promise(() => forge.v1(PRICE, { authorization: { validBefore: BigInt(nowSeconds() - 1) } })), id, "authorization_expired"],
+            ["not yet valid", Effect.promise(() => forge.v1(PRICE, { authorization: { validAfter: BigInt(nowSeconds() + 3600) } })), id, "authorization_not_yet_valid"],
+            ["signed by another key", Effect.promise(() => forge.v1(PRICE, { signer: chain.accounts.other.privateKey })), id, "invalid_exact_evm_signature"],
+            ["tampered value", Effect.promise(() => forge.v1(PRICE, { tamper: { value: "600000" } })), pricier, "invalid_exact_evm_signature"],
+            ["wrong EIP-712 name", Effect.promise(() => forge.v1(PRICE, { domain: { name: "USD Coin" } })), id, "invalid_exact_evm_signature"],
+            ["not a payment", Effect.succeed("bm90IGEgcGF5bWVudA=="), id, "invalid_payment_header"]
+          ]
+          const buyers: Array<string> = []
+          for (const [name, header, handoff, reason] of cases) {
+            const buyer = newAgentId()
+            buyers.push(buyer)
+            const answer = yield* unlockWith(handoff, buyer, { "x-payment": yield* header })
+            refusedWith(answer, reason, name)
+          }
+          yield* nothingRecorded(buyers)
+          expect(yield* balances()).toEqual(before)
+        }))
+
+      it.effect("one payment buys one unlock: reused by another identity or for another handoff it is refused", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const forge = forger(chain)
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const { id: samePrice } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const header = yield* Effect.promise(() => forge.v2(PRICE))
+          expect((yield* unlockWith(id, buyer, { "payment-signature": header })).status).toBe(200)
+          const spent = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+
+          const thief = newAgentId()
+          refusedWith(yield* unlockWith(id, thief, { "payment-signature": header }), "payment_already_used")
+          refusedWith(yield* unlockWith(samePrice, buyer, { "payment-signature": header }), "payment_already_used")
+          yield* nothingRecorded([thief])
+          expect((yield* receiptsOf(buyer)).map((_) => _.handoffId)).toEqual([id])
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
+        }))
+
+      it.effect("an identity that holds the unlock is never charged again; its new authorization stays unused", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const forge = forger(chain)
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          expect((yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })).status).toBe(200)
+          const spent = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const second = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
+          expect(second.json).toMatchObject({ ok: true, alreadyUnlocked: true })
+          expect(second.headers.get("x-payment-response")).toBeNull()
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
+        }))
+
+      it.effect("the spend cap is enforced before any money moves", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const forge = forger(chain)
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 0.2 } })
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const refused = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
+          expect(refused.status).toBe(403)
+          expect(refused.json).toMatchObject({ error: "spend_cap_exceeded", spendCapUsd: 0.2 })
+          yield* nothingRecorded([buyer])
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+        }))
+    })
+  })
+}

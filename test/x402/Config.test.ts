@@ -1,0 +1,180 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { ConfigProvider, Context, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import * as X402 from "../../adapters/settlement/X402.ts"
+import { x402Settings } from "../../adapters/settlement/X402Config.ts"
+import { deskOn, TestDesk } from "../support/Desk.ts"
+import { newAgentId } from "../support/Fixtures.ts"
+import {
+  chainScoped,
+  fileHandoff,
+  freshPayee,
+  send,
+  TestChain,
+  unlockWith,
+  v2Buyer,
+  x402DeskOn
+} from "./support/Chain.ts"
+import { startFacilitator } from "./support/Facilitator.ts"
+import { forger } from "./support/Forge.ts"
+
+const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+const KEY_ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+
+const settingsFrom = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(x402Settings, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+const withChain = (env: Record<string, string>) =>
+  settingsFrom({ DESK_CHAIN_RPC_URL: "http://127.0.0.1:8545", DESK_WALLET_PRIVATE_KEY: KEY, ...env })
+
+describe("x402 configuration", () => {
+  it("defaults to each network's own USDC and EIP-712 domain: a wrong name would break every signature", () => {
+    expect(withChain({ DESK_NETWORK: "base" })).toEqual(Either.right(expect.objectContaining({
+      network: "base",
+      chainId: 8453,
+      asset: { address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", name: "USD Coin", version: "2" },
+      payTo: KEY_ADDRESS,
+      explorerUrl: Option.some("https://basescan.org")
+    })))
+    expect(withChain({ DESK_NETWORK: "base-sepolia" })).toEqual(Either.right(expect.objectContaining({
+      chainId: 84532,
+      asset: { address: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", name: "USDC", version: "2" },
+      explorerUrl: Option.some("https://sepolia.basescan.org")
+    })))
+    // `npm run chain` prints DESK_EXPLORER_URL= for a chain without an explorer.
+    expect(withChain({ DESK_NETWORK: "base-sepolia", DESK_EXPLORER_URL: "" })).toEqual(
+      Either.right(expect.objectContaining({ explorerUrl: Option.none() }))
+    )
+  })
+
+  it("refuses settings that cannot work, naming the variable, and never prints the key", () => {
+    const failure = (env: Record<string, string>) => {
+      const result = withChain(env)
+      expect(Either.isLeft(result)).toBe(true)
+      const text = String(Either.getLeft(result).pipe(Option.getOrThrow))
+      expect(text).not.toContain(KEY.slice(2))
+      return text
+    }
+    expect(failure({ DESK_NETWORK: "eip155:8453" })).toContain("DESK_NETWORK must be an x402 v1 EVM network name")
+    expect(failure({ DESK_NETWORK: "polygon-amoy" })).toContain("DESK_ASSET_ADDRESS is required")
+    expect(failure({ DESK_WALLET_PRIVATE_KEY: "0x1234" })).toContain("DESK_WALLET_PRIVATE_KEY must be 0x")
+    expect(failure({ DESK_PAY_TO: "0xnope" })).toContain("DESK_PAY_TO")
+    const noWallet = settingsFrom({ DESK_CHAIN_RPC_URL: "http://127.0.0.1:8545", DESK_PAY_TO: KEY_ADDRESS })
+    expect(String(Either.getLeft(noWallet).pipe(Option.getOrThrow))).toContain("set DESK_WALLET_PRIVATE_KEY, or DESK_FACILITATOR_URL")
+    expect(Redacted.isRedacted(Option.getOrThrow(Either.getOrThrow(withChain({})).walletKey))).toBe(true)
+  })
+})
+
+describe("a desk without chain settings", () => {
+  layer(deskOn(Pglite.layer({})), { timeout: 60_000, excludeTestServices: true })((it) => {
+    it.effect("writes desk receipts only, says so in /api/status, and refuses X-PAYMENT without charging", () =>
+      Effect.gen(function*() {
+        expect((yield* send("/api/status")).json).toMatchObject({
+          x402Ready: false,
+          facilitatorKind: "none",
+          facilitatorReachable: false,
+          payTo: null,
+          payout: { enabled: false }
+        })
+        const { id } = yield* fileHandoff(0.2)
+        const refused = yield* unlockWith(id, newAgentId(), { "x-payment": "eyJ4NDAyVmVyc2lvbiI6MX0=" })
+        expect(refused.json).toMatchObject({ error: "payment_invalid", reason: "x402_not_configured", accepts: [] })
+        expect(refused.headers.get("payment-required")).toBeNull()
+      }))
+  })
+})
+
+describe("x402 on base's own domain (a local chain with chain id 8453 and a token named USD Coin)", () => {
+  const baseDesk = x402DeskOn(Pglite.layer({}), {
+    chain: { chainId: 8453, tokenName: "USD Coin", tokenVersion: "2" },
+    // Only what an operator on base sets: the domain is left to the defaults.
+    settings: (local) =>
+      Either.getOrThrow(settingsFrom({
+        DESK_CHAIN_RPC_URL: local.rpcUrl,
+        DESK_NETWORK: "base",
+        DESK_ASSET_ADDRESS: local.asset.address,
+        DESK_WALLET_PRIVATE_KEY: Redacted.value(Option.getOrThrow(local.walletKey))
+      }))
+  })
+
+  layer(baseDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
+    it.effect("an off-the-shelf client pays with the default domain; a signature over another name is refused", () =>
+      Effect.gen(function*() {
+        const { chain } = yield* TestChain
+        expect((yield* send("/api/status")).json).toMatchObject({ network: "base", stage: "mainnet", eip712: { name: "USD Coin", version: "2" } })
+        const { id } = yield* fileHandoff(0.1, freshPayee())
+        const { pay } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress, "eip155:8453")
+        const buyer = newAgentId()
+        const bought = yield* Effect.flatMap(TestDesk, (desk) =>
+          Effect.promise(() =>
+            pay(`${desk.url}/api/handoffs/${id}/unlock`, {
+              method: "POST",
+              headers: { "content-type": "application/json", "x-agent-id": buyer },
+              body: JSON.stringify({ payer: buyer })
+            }).then((_) => _.status)
+          ))
+        expect(bought).toBe(200)
+
+        const other = newAgentId()
+        const header = yield* Effect.promise(() =>
+          forger(chain).v2(100_000n, {
+            domain: { name: "USDC" },
+            accepted: { network: "eip155:8453", extra: { name: "USD Coin", version: "2" } }
+          })
+        )
+        const refused = yield* unlockWith(id, other, { "payment-signature": header })
+        expect(refused.json).toMatchObject({ error: "payment_invalid", reason: "invalid_exact_evm_signature" })
+      }))
+  })
+})
+
+class RemoteFacilitator extends Context.Tag("RemoteFacilitator")<RemoteFacilitator, {
+  readonly url: string
+  readonly calls: () => number
+  readonly close: () => Promise<void>
+}>() {}
+
+/** The desk on base-sepolia with DESK_FACILITATOR_URL: settlement by a facilitator with its own wallet. */
+const remoteDesk = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const testChain = yield* chainScoped()
+    const facilitator = yield* Effect.acquireRelease(
+      Effect.promise(() => startFacilitator(testChain.chain, testChain.chain.accounts.other.privateKey)),
+      (_) => Effect.promise(_.close)
+    )
+    const settings = { ...testChain.settings, facilitatorUrl: Option.some(facilitator.url) }
+    return Layer.mergeAll(
+      deskOn(Pglite.layer({}), X402.layer(settings), { config: { paymentRequired: true, outboxIntervalMs: 3_600_000 } }),
+      Layer.succeed(TestChain, { ...testChain, settings }),
+      Layer.succeed(RemoteFacilitator, facilitator)
+    ).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
+  })
+)
+
+describe("x402 with a remote facilitator, and a chain that is not the configured network", () => {
+  layer(remoteDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
+    it.effect("a remote facilitator verifies and settles; status names it and whether it answers", () =>
+      Effect.gen(function*() {
+        const { balanceOf, chain } = yield* TestChain
+        const facilitator = yield* RemoteFacilitator
+        expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote", facilitatorReachable: true })
+        const { id } = yield* fileHandoff(0.2, freshPayee())
+        const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+        const paid = yield* unlockWith(id, newAgentId(), { "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n)) })
+        expect(paid.status).toBe(200)
+        expect(paid.json.receipt.mode).toBe("x402")
+        expect(facilitator.calls()).toBeGreaterThanOrEqual(2)
+        expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - 200_000n)
+
+        yield* Effect.promise(facilitator.close)
+        expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote", facilitatorReachable: false })
+      }))
+
+    it.effect("the layer refuses an RPC whose chain id is not DESK_NETWORK's, in one line", () =>
+      Effect.gen(function*() {
+        const { settings } = yield* TestChain
+        const error = yield* Effect.flip(X402.make({ ...settings, network: "base", chainId: 8453 }))
+        expect(error.message).toMatch(/^DESK_NETWORK=base is chain id 8453, but DESK_CHAIN_RPC_URL \(127\.0\.0\.1:\d+\) is chain id 84532$/)
+      }))
+  })
+})

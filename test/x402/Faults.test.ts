@@ -1,0 +1,137 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { Payouts } from "../../src/Payouts.ts"
+import { newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+import { eventually, fileHandoff, freshPayee, receiptsOf, TestChain, unlockWith, x402DeskOn } from "./support/Chain.ts"
+import { forger } from "./support/Forge.ts"
+import { isPayoutBroadcast, isSettlementBroadcast, txHashOf } from "./support/RpcProxy.ts"
+
+const PRICE = 200_000n
+
+const claimsOf = (buyer: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ status: string }>`SELECT status FROM settlements WHERE payer = ${buyer} ORDER BY seq`).pipe(
+      Effect.map((rows) => rows.map((_) => _.status)),
+      Effect.orDie
+    )
+
+/** Works the outbox until no payout is left in flight, so a test starts from a quiet desk wallet. */
+const drainOutbox = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const payouts = yield* Payouts
+  const inFlight = sql<{ n: number }>`SELECT count(*)::int AS n FROM payouts WHERE status IN ('pending', 'signed', 'failed')`
+  yield* eventually(Effect.zipRight(payouts.runOnce, inFlight), ([row]) => row!.n === 0, 50)
+}).pipe(Effect.orDie)
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`x402 faults over ${backend.name}`, () => {
+    layer(x402DeskOn(backend.layer), { timeout: 120_000, excludeTestServices: true })((it) => {
+      it.effect("RPC down before settling: a clean 503, nothing recorded; the same payment works once it is back", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain, proxy } = yield* TestChain
+          const { id } = yield* fileHandoff(0.2, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const header = { "x-payment": yield* Effect.promise(() => forger(chain).v1(PRICE)) }
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+
+          proxy.down = true
+          const down = yield* unlockWith(id, buyer, header).pipe(Effect.ensuring(Effect.sync(() => (proxy.down = false))))
+          expect(down.status).toBe(503)
+          expect(down.json).toMatchObject({ ok: false, error: "settlement_unavailable", retryAfterSeconds: 5 })
+          expect(down.headers.get("retry-after")).toBe("5")
+          expect(yield* receiptsOf(buyer)).toEqual([])
+          expect(yield* claimsOf(buyer)).toEqual([])
+          expect((yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address)))).toBe(before)
+
+          const up = yield* unlockWith(id, buyer, header)
+          expect(up.status).toBe(200)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+        }))
+
+      it.effect("a refused broadcast leaves the claim pending (202, Retry-After), and a retry settles it exactly once", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain, proxy } = yield* TestChain
+          const { id } = yield* fileHandoff(0.2, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const header = { "x-payment": yield* Effect.promise(() => forger(chain).v1(PRICE)) }
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+
+          proxy.rule = (call) => (isSettlementBroadcast(call) ? "refuse" : "pass")
+          const pending = yield* unlockWith(id, buyer, header).pipe(Effect.ensuring(Effect.sync(() => (proxy.rule = () => "pass"))))
+          expect(pending.status).toBe(202)
+          expect(pending.json).toMatchObject({ ok: false, error: "settlement_pending", retryAfterSeconds: 5 })
+          expect(pending.headers.get("retry-after")).toBe("5")
+          expect(yield* receiptsOf(buyer)).toEqual([])
+          expect(yield* claimsOf(buyer)).toEqual(["pending"])
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+
+          const settled = yield* unlockWith(id, buyer, header)
+          expect(settled.status).toBe(200)
+          expect(settled.json.alreadyUnlocked).toBe(false)
+          expect(yield* unlockWith(id, buyer, header)).toMatchObject({ status: 200, json: { alreadyUnlocked: true } })
+          expect(yield* claimsOf(buyer)).toEqual(["settled"])
+          expect(yield* receiptsOf(buyer)).toHaveLength(1)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+        }))
+
+      it.effect("a settlement whose answer is lost (and the RPC with it) is 202, then its retry returns the receipt", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain, proxy } = yield* TestChain
+          const { id } = yield* fileHandoff(0.2, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const header = { "payment-signature": yield* Effect.promise(() => forger(chain).v2(PRICE)) }
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+
+          proxy.rule = (call) => (isSettlementBroadcast(call) ? "lose-answer-then-down" : "pass")
+          const lost = yield* unlockWith(id, buyer, header).pipe(
+            Effect.ensuring(Effect.sync(() => {
+              proxy.rule = () => "pass"
+              proxy.down = false
+            }))
+          )
+          expect(lost.status).toBe(202)
+          // The money moved, but the desk could not confirm it: no receipt yet, and no second charge later.
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+          expect(yield* receiptsOf(buyer)).toEqual([])
+
+          const found = yield* unlockWith(id, buyer, header)
+          expect(found.status).toBe(200)
+          expect(found.json.receipt.txHash).toMatch(/^0x/)
+          expect(yield* receiptsOf(buyer)).toHaveLength(1)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+        }))
+
+      it.effect("a failed payout shows `failed`, then the worker re-broadcasts the same signed transaction to `sent`", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain, proxy } = yield* TestChain
+          yield* drainOutbox
+          const payee = freshPayee()
+          const { id } = yield* fileHandoff(0.2, payee)
+          const buyer = newAgentId()
+          proxy.rule = (call) => (isPayoutBroadcast(call) ? "refuse" : "pass")
+
+          const bought = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forger(chain).v1(PRICE)) })
+          expect(bought.status).toBe(200)
+          yield* eventually(receiptsOf(buyer), (_) => _[0]?.filerPayoutStatus === "failed")
+          const refused = proxy.faulted.find((_) => isPayoutBroadcast(_.call, bought.json.receipt.receiptId))
+          const signedHash = txHashOf(refused!.call)
+          expect(yield* Effect.promise(() => balanceOf(payee))).toBe(0n)
+
+          proxy.rule = () => "pass"
+          const payouts = yield* Payouts
+          const [sent] = yield* eventually(
+            Effect.zipRight(payouts.runOnce, receiptsOf(buyer)),
+            (_) => _[0]?.filerPayoutStatus === "sent",
+            30
+          )
+          expect(sent.filerPayoutTxHash).toBe(signedHash)
+          expect(yield* Effect.promise(() => balanceOf(payee))).toBe(180_000n)
+          yield* payouts.runOnce
+          expect(yield* Effect.promise(() => balanceOf(payee))).toBe(180_000n)
+        }))
+    })
+  })
+}

@@ -1,0 +1,233 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/schemas"
+import { NETWORKS } from "@x402/evm/v1"
+import { Effect } from "effect"
+import { isAddress } from "viem"
+import { PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
+import { newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+import { Payouts } from "../../src/Payouts.ts"
+import {
+  decodeHeader,
+  eventually,
+  EXPLORER,
+  fileHandoff,
+  freshPayee,
+  receiptsOf,
+  send,
+  TestChain,
+  unlockWith,
+  v1Buyer,
+  v2Buyer,
+  x402DeskOn
+} from "./support/Chain.ts"
+
+const PRICE = 250_000n
+
+/** The legacy v1 client's own zod schema is strict where @x402/core 2.x is lenient; these are its rules. */
+const expectStrictV1 = (requirement: Record<string, unknown>) => {
+  expect(new URL(requirement["resource"] as string).protocol).toMatch(/^https?:$/)
+  expect(typeof requirement["mimeType"]).toBe("string")
+  expect(requirement).not.toHaveProperty("outputSchema")
+  expect(NETWORKS).toContain(requirement["network"])
+  expect(requirement["maxAmountRequired"]).toMatch(/^\d+$/)
+  expect(isAddress(requirement["payTo"] as string)).toBe(true)
+  expect(isAddress(requirement["asset"] as string)).toBe(true)
+}
+
+const buy = (pay: typeof fetch, url: string, id: string, buyer: string) =>
+  Effect.promise(async () => {
+    const response = await pay(`${url}/api/handoffs/${id}/unlock`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", "x-agent-id": buyer },
+      body: JSON.stringify({ payer: buyer })
+    })
+    return { status: response.status, headers: response.headers, json: await readJson(response) }
+  })
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`x402 purchases over ${backend.name}`, () => {
+    // The standalone `layer`: `it.layer` mutates the shared `it`, so a second suite in the file would be wired
+    // to a rebuild of the first suite's layer. Live clock: the desk's timeouts and the worker's sleeps are real.
+    layer(x402DeskOn(backend.layer), { timeout: 120_000, excludeTestServices: true })((it) => {
+      it.effect("status reports the rail: network, asset, domain, payTo, local facilitator reachable", () =>
+        Effect.gen(function*() {
+          const { chain } = yield* TestChain
+          const status = yield* send("/api/status")
+          expect(status.json).toMatchObject({
+            ok: true,
+            network: "base-sepolia",
+            stage: "testnet",
+            asset: "USDC",
+            assetAddress: chain.tokenAddress,
+            eip712: { name: "USDC", version: "2" },
+            payTo: chain.accounts.desk.address,
+            x402Ready: true,
+            required: true,
+            deskFallback: false,
+            facilitatorKind: "local",
+            facilitatorReachable: true,
+            payout: { enabled: true }
+          })
+        }))
+
+      it.effect("the 402 on body and unlock is a valid v1 body and the same v2 challenge in PAYMENT-REQUIRED", () =>
+        Effect.gen(function*() {
+          const { chain } = yield* TestChain
+          const { id } = yield* fileHandoff(0.25)
+          const buyer = newAgentId()
+          for (const answer of [yield* send(`/api/handoffs/${id}/body`, { agent: buyer }), yield* unlockWith(id, buyer)]) {
+            expect(answer.status).toBe(402)
+            expect(answer.json).toMatchObject({ ok: false, error: "payment_required", x402Version: 1 })
+            expect(PaymentRequiredV1Schema.safeParse(answer.json).success).toBe(true)
+            const [v1] = answer.json.accepts
+            expectStrictV1(v1)
+            expect(v1).toEqual({
+              scheme: "exact",
+              network: "base-sepolia",
+              maxAmountRequired: String(PRICE),
+              resource: `${PUBLIC_URL}/api/handoffs/${id}/unlock`,
+              description: expect.stringContaining(id),
+              mimeType: "application/json",
+              payTo: chain.accounts.desk.address,
+              maxTimeoutSeconds: 300,
+              asset: chain.tokenAddress,
+              extra: { name: "USDC", version: "2" }
+            })
+            const v2 = decodeHeader(answer.headers.get("payment-required"))
+            expect(PaymentRequiredV2Schema.safeParse(v2).success).toBe(true)
+            expect(v2).toMatchObject({
+              x402Version: 2,
+              resource: { url: v1.resource, mimeType: "application/json" },
+              accepts: [{
+                scheme: "exact",
+                network: "eip155:84532",
+                amount: String(PRICE),
+                asset: chain.tokenAddress,
+                payTo: chain.accounts.desk.address,
+                maxTimeoutSeconds: 300,
+                extra: { name: "USDC", version: "2" }
+              }]
+            })
+            expect(answer.headers.get("cache-control")).toBe("no-store")
+          }
+          expect(yield* receiptsOf(buyer)).toEqual([])
+        }))
+
+      for (const version of ["v2", "v1"] as const) {
+        it.effect(`an unmodified @x402/fetch ${version} client buys an unlock; balances split 90/10 to the micro-USDC`, () =>
+          Effect.gen(function*() {
+            const { balanceOf, chain } = yield* TestChain
+            const { url } = yield* TestDesk
+            const { buyer: buyerKey, desk } = chain.accounts
+            const payee = freshPayee()
+            const { filer, id } = yield* fileHandoff(0.25, payee)
+            const buyer = newAgentId()
+            const before = yield* Effect.promise(() => Promise.all([balanceOf(buyerKey.address), balanceOf(desk.address)]))
+            const { pay } = (version === "v2" ? v2Buyer : v1Buyer)(buyerKey.privateKey, chain.tokenAddress)
+
+            const bought = yield* buy(pay, url, id, buyer)
+
+            expect(bought.status).toBe(200)
+            expect(bought.json).toMatchObject({ ok: true, alreadyUnlocked: false, bodyUrl: `/api/handoffs/${id}/body` })
+            const { receipt } = bought.json
+            expect(receipt).toMatchObject({
+              handoffId: id,
+              payer: buyer,
+              filerDid: filer,
+              priceUsd: 0.25,
+              filerPayoutUsd: 0.225,
+              deskFeeUsd: 0.025,
+              mode: "x402",
+              kind: "sale",
+              network: "base-sepolia"
+            })
+            expect(receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/)
+            expect(receipt.txUrl).toBe(`${EXPLORER}/tx/${receipt.txHash}`)
+            const settled = decodeHeader(bought.headers.get(version === "v2" ? "payment-response" : "x-payment-response"))
+            expect(settled).toMatchObject({
+              success: true,
+              transaction: receipt.txHash,
+              network: version === "v2" ? "eip155:84532" : "base-sepolia",
+              payer: buyerKey.address
+            })
+            expect(yield* Effect.promise(() => balanceOf(buyerKey.address))).toBe(before[0] - PRICE)
+
+            // The unlock kicked the outbox worker: the filer's 90 % goes out on its own.
+            const [paid] = yield* eventually(receiptsOf(buyer), (_) => _[0]?.filerPayoutStatus === "sent")
+            expect(paid.filerPayoutTxHash).toMatch(/^0x[0-9a-f]{64}$/)
+            expect(paid.filerPayoutTxUrl).toBe(`${EXPLORER}/tx/${paid.filerPayoutTxHash}`)
+            const after = yield* Effect.promise(() =>
+              Promise.all([balanceOf(buyerKey.address), balanceOf(desk.address), balanceOf(payee)])
+            )
+            expect(after).toEqual([before[0] - PRICE, before[1] + 25_000n, 225_000n])
+
+            const body = yield* send(`/api/handoffs/${id}/body`, { agent: buyer })
+            expect(body.status).toBe(200)
+            expect(body.json.body).toContain("Failed approaches")
+            expect((yield* send(`/api/agents/${filer}`)).json).toMatchObject({ earnedUsd: 0.225, earnedUsdOnChain: 0.225 })
+          }))
+      }
+
+      it.effect("a replayed payment returns the receipt it bought and settles nothing", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const { id } = yield* fileHandoff(0.25, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const challenge = yield* unlockWith(id, buyer)
+          const { client } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress)
+          const payload = yield* Effect.promise(() => client.createPaymentPayload(decodeHeader(challenge.headers.get("payment-required"))))
+          const header = { "payment-signature": Buffer.from(JSON.stringify(payload)).toString("base64") }
+
+          const first = yield* unlockWith(id, buyer, header)
+          expect(first.status).toBe(200)
+          const spent = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const again = yield* unlockWith(id, buyer, header)
+          expect(again.status).toBe(200)
+          expect(again.json.alreadyUnlocked).toBe(true)
+          expect(again.json.receipt.receiptId).toBe(first.json.receipt.receiptId)
+          expect(decodeHeader(again.headers.get("payment-response")).transaction).toBe(first.json.receipt.txHash)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
+          expect(yield* receiptsOf(buyer)).toHaveLength(1)
+        }))
+
+      it.effect("no payout address: the 90 % is owed, then paid by the worker once the filer registers one", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const { filer, id } = yield* fileHandoff(0.4)
+          const buyer = newAgentId()
+          const { pay } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress)
+          const bought = yield* buy(pay, (yield* TestDesk).url, id, buyer)
+          expect(bought.json.receipt).toMatchObject({ filerPayoutStatus: "owed", filerPayoutTxHash: null })
+          const payouts = yield* Payouts
+          yield* payouts.runOnce
+          expect((yield* receiptsOf(buyer))[0].filerPayoutStatus).toBe("owed")
+
+          const payee = freshPayee()
+          yield* send("/api/agents", { json: { id: filer, payoutAddress: payee } })
+          yield* payouts.runOnce
+          const [paid] = yield* receiptsOf(buyer)
+          expect(paid).toMatchObject({ filerPayoutStatus: "sent" })
+          expect(yield* Effect.promise(() => balanceOf(payee))).toBe(360_000n)
+          yield* payouts.runOnce
+          expect(yield* Effect.promise(() => balanceOf(payee))).toBe(360_000n)
+        }))
+
+      it.effect("a payout that floors to zero micro-USDC sends no transaction and says so", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const { id } = yield* fileHandoff(0.000001, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const deskBefore = yield* Effect.promise(() => balanceOf(chain.accounts.desk.address))
+          const filerBefore = yield* Effect.promise(() => balanceOf(chain.accounts.filer.address))
+          const { pay } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress)
+          const bought = yield* buy(pay, (yield* TestDesk).url, id, buyer)
+          expect(bought.json.receipt).toMatchObject({ filerPayoutUsd: 0, deskFeeUsd: 0.000001, filerPayoutStatus: "zero" })
+          yield* (yield* Payouts).runOnce
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.desk.address))).toBe(deskBefore + 1n)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.filer.address))).toBe(filerBefore)
+        }))
+    })
+  })
+}
