@@ -1,35 +1,6 @@
-import { Cause, FiberId, HashMap, Layer, List, Logger } from "effect"
+import { Layer, Logger } from "effect"
 
 const MAX_PENDING_CHARS = 64 * 1024
-
-const isPlain = (value: unknown) =>
-  value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean"
-
-/**
- * Logger.jsonLogger's line, built without its circular-reference and redaction walk when there is nothing to
- * walk: a text message, plain annotation values, no cause. Anything else goes through Logger.jsonLogger itself.
- */
-export const lineOf = (options: Logger.Logger.Options<unknown>): string => {
-  const { annotations, cause, date, fiberId, logLevel, message, spans } = options
-  const text = Array.isArray(message) && message.length === 1 ? message[0] : message
-  if (typeof text !== "string" || !Cause.isEmpty(cause)) return Logger.jsonLogger.log(options)
-  const annotationsObj: Record<string, unknown> = {}
-  for (const [key, value] of HashMap.toEntries(annotations)) {
-    if (!isPlain(value)) return Logger.jsonLogger.log(options)
-    annotationsObj[key] = value
-  }
-  const now = date.getTime()
-  const spansObj: Record<string, number> = {}
-  for (const span of List.toArray(spans)) spansObj[span.label] = now - span.startTime
-  return JSON.stringify({
-    message: text,
-    logLevel: logLevel.label,
-    timestamp: date.toISOString(),
-    annotations: annotationsObj,
-    spans: spansObj,
-    fiberId: FiberId.threadName(fiberId)
-  })
-}
 
 /**
  * Logger.json's lines, written to stdout once per event-loop turn instead of one console.log per line: under
@@ -57,7 +28,7 @@ export const make = (write: (text: string) => void) => {
       setImmediate(flush)
     }
   }
-  return { logger: Logger.make((options) => push(lineOf(options))), flush }
+  return { logger: Logger.map(Logger.jsonLogger, push), flush }
 }
 
 /** Replaces the default logger for the whole process; stdout writes are synchronous on Linux, so exit loses nothing. */
