@@ -3,6 +3,7 @@ import { Console, Effect, Fiber, Schema } from "effect"
 import { handoffAt, type SyntheticHandoff } from "./SyntheticCatalog.ts"
 
 const BATCH = 2_000
+const IN_FLIGHT = 2
 
 /** Written on the table once a load completes, so an interrupted load is never mistaken for a catalog. */
 // v2: long-tail names in titles. A catalog from another version of the generator is rebuilt, not reused.
@@ -47,7 +48,7 @@ const insertBatch = (rows: ReadonlyArray<SyntheticHandoff>) =>
 /**
  * Fills an empty, migrated `handoffs` table with the synthetic catalog. Secondary indexes are dropped for the
  * load and rebuilt from their own definitions afterwards (much faster than maintaining a GIN index row by
- * row), and the next batch is generated while the database writes the previous one.
+ * row).
  */
 export const loadCatalog = (seed: number, handoffs: number) =>
   Effect.gen(function*() {
@@ -58,20 +59,21 @@ export const loadCatalog = (seed: number, handoffs: number) =>
         WHERE schemaname = current_schema() AND tablename = 'handoffs' AND indexname <> 'handoffs_pkey'`
     )
     for (const index of indexes) yield* sql`DROP INDEX ${sql(index.indexname)}`
-    let pending: Fiber.Fiber<void, SqlError.SqlError> = yield* Effect.fork(Effect.void)
+    // Two batches in flight keep both of PostgreSQL's cores busy while the next one is generated here.
+    const inFlight: Array<Fiber.Fiber<void, SqlError.SqlError>> = []
     let loaded = 0
     let reported = Date.now()
     for (let from = 0; from < handoffs; from += BATCH) {
       const rows = batchOf(seed, from, Math.min(from + BATCH, handoffs))
-      yield* Fiber.join(pending)
-      pending = yield* Effect.fork(Effect.asVoid(insertBatch(rows)))
+      if (inFlight.length === IN_FLIGHT) yield* Fiber.join(inFlight.shift()!)
+      inFlight.push(yield* Effect.fork(Effect.asVoid(insertBatch(rows))))
       loaded += rows.length
       if (Date.now() - reported > 10_000) {
         reported = Date.now()
         yield* Console.log(`  loaded ${loaded.toLocaleString("en")} of ${handoffs.toLocaleString("en")} handoffs`)
       }
     }
-    yield* Fiber.join(pending)
+    for (const fiber of inFlight) yield* Fiber.join(fiber)
     yield* sql`SELECT setval('handoff_seq', ${handoffs})`
     const inserted = Date.now()
     for (const index of indexes) {

@@ -9,10 +9,15 @@ export interface CountLimits {
   readonly exactUpTo: number
   /** Above this planner estimate the matches are not counted at all: the estimate is the total. */
   readonly estimateTrustedAbove: number
+  /** A text query with more matches than this is too broad to rank: its matches are listed newest first. */
+  readonly rankedUpTo: number
 }
 
-/** Counting a match set costs a visit to every matching row: huge sets get PostgreSQL's estimate instead. */
-export const COUNT_LIMITS: CountLimits = { exactUpTo: 1_000, estimateTrustedAbove: 10_000 }
+/**
+ * Counting or ranking a match set costs a visit to every matching row: huge sets get PostgreSQL's estimate
+ * instead of a count, and text queries too broad to mean much are listed by recency instead of relevance.
+ */
+export const COUNT_LIMITS: CountLimits = { exactUpTo: 1_000, estimateTrustedAbove: 10_000, rankedUpTo: 2_000 }
 
 export interface SearchResult {
   readonly rows: ReadonlyArray<HandoffRow>
@@ -61,9 +66,11 @@ const Explained = Schema.Struct({
 
 /**
  * One page of a catalog search, with its total, in as few statements as the query allows:
- * - ranked by relevance, every match is ranked anyway, so counting them is free: one statement, exact total;
- * - otherwise the planner's estimate decides: a large match set is not counted (the total is the estimate);
- *   a smaller one is counted in the page's statement, exactly up to `exactUpTo` matches.
+ * - a text query ranked by relevance ranks at most `rankedUpTo` + 1 candidates, counting them on the way: when
+ *   that is all of them the page and its exact total come from one statement; otherwise the query is too broad
+ *   to rank and is listed newest first, like the other sorts;
+ * - for the other sorts the planner's estimate decides: a large match set is not counted (the total is the
+ *   estimate); a smaller one is counted in the page's statement, exactly up to `exactUpTo` matches.
  * One row past the page is read, so a following page is never hidden by an estimate that is too low.
  */
 export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits = COUNT_LIMITS) =>
@@ -71,38 +78,39 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     const where = filters(sql, query)
     const offset = (query.page - 1) * query.limit
     const columns = sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
-    const capped = sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${limits.exactUpTo + 1}) capped)`
+    const capped = (cap: number) => sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
     const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => {
       const more = rows.length > query.limit
       const seen = rows.length === 0 ? 0 : offset + Math.min(rows.length, query.limit) + (more ? 1 : 0)
       return { rows: rows.slice(0, query.limit), total: Math.max(total, seen), totalIsEstimate }
     }
     // A page past the end has no row to carry the total: count on their own.
-    const counted = (rows: ReadonlyArray<{ readonly total: number }>, estimate: number) =>
+    const countedAlone = (cap: number) =>
       Effect.map(
-        rows.length > 0 || offset === 0
-          ? Effect.succeed(rows[0]?.total ?? 0)
-          : Effect.map(SqlSchema.single({ Request: Schema.Void, Result: Total, execute: () => sql`SELECT ${capped} AS total` })(undefined), (_) => _.total),
-        (total) => total > limits.exactUpTo ? { total: Math.max(total, estimate), estimated: true } : { total, estimated: false }
+        SqlSchema.single({ Request: Schema.Void, Result: Total, execute: () => sql`SELECT ${capped(cap)} AS total` })(undefined),
+        (_) => _.total
       )
+    const exactOrNot = (total: number, estimate: number) =>
+      total > limits.exactUpTo ? { total: Math.max(total, estimate), estimated: true } : { total, estimated: false }
 
+    let atLeast = 0
     if (query.sort === "relevance" && query.q !== "") {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: WithTotal,
         execute: () =>
-          sql`SELECT ${columns}, m.total FROM (
-              SELECT seq, rank, count(*) OVER () AS total FROM (
-                SELECT seq, ts_rank_cd(search, websearch_to_tsquery('english', ${query.q})) AS rank
-                FROM handoffs WHERE ${where}
-              ) ranked
+          sql`WITH candidates AS MATERIALIZED (
+              SELECT seq, search FROM handoffs WHERE ${where} LIMIT ${limits.rankedUpTo + 1}
+            ), counted AS (SELECT count(*) AS total FROM candidates)
+            SELECT ${columns}, counted.total FROM (
+              SELECT seq, ts_rank_cd(search, websearch_to_tsquery('english', ${query.q})) AS rank FROM candidates
               ORDER BY rank DESC, seq DESC LIMIT ${query.limit + 1} OFFSET ${offset}
-            ) m JOIN handoffs h ON h.seq = m.seq
+            ) m JOIN handoffs h ON h.seq = m.seq CROSS JOIN counted
             ORDER BY m.rank DESC, m.seq DESC`
       })(undefined)
-      if (rows.length > 0) return result(rows, rows[0]!.total, false)
-      const { estimated, total } = yield* counted(rows, 0)
-      return result(rows, total, estimated)
+      const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.rankedUpTo)
+      if (total <= limits.rankedUpTo) return result(rows, total, false)
+      atLeast = total
     }
 
     const plan = yield* SqlSchema.single({
@@ -110,10 +118,10 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       Result: Explained,
       execute: () => sql`EXPLAIN (FORMAT JSON) SELECT 1 FROM handoffs WHERE ${where}`
     })(undefined)
-    const estimate = Math.round(plan["QUERY PLAN"][0].Plan["Plan Rows"])
+    const estimate = Math.max(Math.round(plan["QUERY PLAN"][0].Plan["Plan Rows"]), atLeast)
     const ordered = sql`FROM handoffs h WHERE ${where} ORDER BY ${orderBy(sql, query)}
       LIMIT ${query.limit + 1} OFFSET ${offset}`
-    if (estimate > limits.estimateTrustedAbove) {
+    if (atLeast > 0 || estimate > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: HandoffRow,
@@ -124,8 +132,9 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     const rows = yield* SqlSchema.findAll({
       Request: Schema.Void,
       Result: WithTotal,
-      execute: () => sql`SELECT ${columns}, ${capped} AS total ${ordered}`
+      execute: () => sql`SELECT ${columns}, ${capped(limits.exactUpTo)} AS total ${ordered}`
     })(undefined)
-    const { estimated, total } = yield* counted(rows, estimate)
-    return result(rows, total, estimated)
+    const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.exactUpTo)
+    const { estimated, total: reported } = exactOrNot(total, estimate)
+    return result(rows, reported, estimated)
   })

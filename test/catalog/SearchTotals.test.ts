@@ -52,14 +52,14 @@ for (const backend of backends) {
 
       it.effect("a total within the exact limit is counted exactly, with the page in order", () =>
         Effect.gen(function*() {
-          const page = yield* run({ tag: "bulk", sort: "savings", limit: 3 }, { exactUpTo: 10, estimateTrustedAbove: 1_000 })
+          const page = yield* run({ tag: "bulk", sort: "savings", limit: 3 }, { exactUpTo: 10, estimateTrustedAbove: 1_000, rankedUpTo: 100 })
           expect(page).toMatchObject({ total: BULK, totalIsEstimate: false })
           expect(savings(page.rows)).toEqual([7, 6, 5])
         }))
 
       it.effect("past the exact limit the total is marked an estimate and never hides a following page", () =>
         Effect.gen(function*() {
-          const limits = { exactUpTo: 2, estimateTrustedAbove: 1_000 }
+          const limits = { exactUpTo: 2, estimateTrustedAbove: 1_000, rankedUpTo: 100 }
           const seen: Array<number> = []
           for (let page = 1; page <= 3; page++) {
             const result = yield* run({ tag: "bulk", sort: "savings", limit: 3, page }, limits)
@@ -72,22 +72,30 @@ for (const backend of backends) {
 
       it.effect("a large planner estimate is the total, without counting", () =>
         Effect.gen(function*() {
-          const result = yield* run({ tag: "bulk", sort: "savings", limit: 2 }, { exactUpTo: 10, estimateTrustedAbove: 0 })
+          const result = yield* run({ tag: "bulk", sort: "savings", limit: 2 }, { exactUpTo: 10, estimateTrustedAbove: 0, rankedUpTo: 100 })
           expect(result.totalIsEstimate).toBe(true)
           expect(result.total).toBeGreaterThanOrEqual(3)
           expect(savings(result.rows)).toEqual([7, 6])
         }))
 
-      it.effect("ranked by relevance the total is exact at any size: every match is ranked anyway", () =>
+      it.effect("a text query too broad to rank lists its matches newest first, with an estimated total", () =>
         Effect.gen(function*() {
-          const result = yield* run({ q: "alpha listing", limit: 2 }, { exactUpTo: 1, estimateTrustedAbove: 0 })
+          const result = yield* run({ q: "alpha listing", limit: 3 }, { exactUpTo: 100, estimateTrustedAbove: 1_000, rankedUpTo: 4 })
+          expect(result.totalIsEstimate).toBe(true)
+          expect(result.total).toBeGreaterThanOrEqual(5)
+          expect(savings(result.rows)).toEqual([7, 6, 5])
+        }))
+
+      it.effect("ranked by relevance the total is exact while every match is ranked", () =>
+        Effect.gen(function*() {
+          const result = yield* run({ q: "alpha listing", limit: 2 }, { exactUpTo: 1, estimateTrustedAbove: 0, rankedUpTo: 100 })
           expect(result).toMatchObject({ total: BULK, totalIsEstimate: false })
           expect(result.rows).toHaveLength(2)
         }))
 
       it.effect("a page past the end still reports the total", () =>
         Effect.gen(function*() {
-          const limits = { exactUpTo: 10, estimateTrustedAbove: 1_000 }
+          const limits = { exactUpTo: 10, estimateTrustedAbove: 1_000, rankedUpTo: 100 }
           expect(yield* run({ tag: "bulk", limit: 3, page: 5 }, limits)).toMatchObject({ rows: [], total: BULK, totalIsEstimate: false })
           expect(yield* run({ q: "alpha", limit: 3, page: 5 }, limits)).toMatchObject({ rows: [], total: BULK, totalIsEstimate: false })
         }))
