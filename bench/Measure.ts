@@ -8,6 +8,8 @@ export interface Measured {
   readonly p50Ms: number
   readonly p99Ms: number
   readonly errors: number
+  /** Answers by HTTP status, plus socket errors and timeouts, when there were any failures. */
+  readonly failures?: Record<string, number>
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
@@ -36,12 +38,17 @@ export const hammer = async (url: string, requests: Array<RequestStep>, connecti
     requests
   })
   const ok = result.requests.total - result.non2xx
+  const failures: Record<string, number> = {}
+  for (const [status, { count }] of Object.entries(result.statusCodeStats)) if (!status.startsWith("2")) failures[status] = count
+  if (result.errors > 0) failures.socketErrors = result.errors
+  if (result.timeouts > 0) failures.timeouts = result.timeouts
   return {
     requests: result.requests.total,
     seconds: result.duration,
     rps: ok / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    errors: result.non2xx + result.errors + result.timeouts
+    errors: result.non2xx + result.errors + result.timeouts,
+    ...(Object.keys(failures).length > 0 ? { failures } : {})
   }
 }

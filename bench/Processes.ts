@@ -74,8 +74,9 @@ export const startServer = async (options: {
       child.kill("SIGKILL")
       throw new Error(`server did not answer ${options.readyPath} in time: ${stderr}`)
     }
-    // The server listens a moment before its handler is attached; a request in between waits forever.
-    ready = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(1_000) })
+    // The desk listens before its handler is attached (while the API layers build); a request in between is
+    // never answered, so each poll gives up quickly and the next one measures the moment it is ready.
+    ready = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(100) })
       .then((response) => response.ok, () => false)
     if (!ready) await new Promise((resolve) => setTimeout(resolve, 10))
   }

@@ -54,7 +54,7 @@ const get = (random: Prng, next: () => string): RequestStep => ({
  * The request mix of each scenario. Choices come from a seeded generator, so two runs send the same
  * sequence of queries and ids (interleaving across connections aside).
  */
-export const scenario = (name: ScenarioName, seed: number, handoffs: number): Scenario => {
+export const scenario = (name: ScenarioName, seed: number, handoffs: number, firstFiling = 0): Scenario => {
   const random = prng(seed ^ 0x5ce7a)
   const anyHandoff = () => `DESK-${random.int(1, handoffs)}`
   const none = () => 0
@@ -76,7 +76,7 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number): Sc
     case "preview":
       return { name, title: "preview by id", requests: [get(random, () => `/api/handoffs/${anyHandoff()}`)], unlocks: none }
     case "file": {
-      let i = 0
+      let i = firstFiling
       return {
         name,
         title: "file a handoff",

@@ -132,6 +132,8 @@ const make = Effect.gen(function*() {
       )
     }
     const handoff = yield* sealed(handoffId)
+    // A desk receipt looks for an earlier unlock inside its own transaction.
+    if (Option.isNone(payment) && (!config.paymentRequired || handoff.is_demo)) return yield* record(handoff, agent)
     const existing = yield* receipts.findFor(agent, handoff.seq)
     // Never charge twice: an attached payment stays unused when the identity already holds the unlock.
     if (Option.isSome(existing)) {
@@ -139,10 +141,7 @@ const make = Effect.gen(function*() {
       return { alreadyUnlocked: true, receipt: existing.value, settled } satisfies Unlocked
     }
     if (Option.isNone(payment)) {
-      if (config.paymentRequired && !handoff.is_demo) {
-        return yield* Effect.fail(paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT."))
-      }
-      return yield* record(handoff, agent)
+      return yield* Effect.fail(paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT."))
     }
     return yield* paid.unlock(agent, handoff, payment.value)
   })

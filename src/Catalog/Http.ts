@@ -5,7 +5,10 @@ import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { type DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
 import { toUsd } from "../Domain/Money.ts"
+import { Preview } from "../Domain/Preview.ts"
+import { encodedAsIs } from "../Http/Respond.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
+import { CatalogResponse, DiscoverResponse } from "./Responses.ts"
 import { RECONSTRUCT_NOTE } from "./toPreview.ts"
 
 const VENDOR_NOTE = "vendor matches provenance.vendor case-insensitively; listings without provenance never match."
@@ -38,13 +41,13 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
     return handlers
       .handle("file", ({ headers, payload }) =>
         Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) => catalog.file(agent, payload)))
-      .handle("preview", ({ path }) => catalog.get(path.id))
+      .handle("preview", ({ path }) => Effect.map(catalog.get(path.id), (preview) => encodedAsIs(Preview, preview)))
       .handle("discover", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
           const { items, total } = yield* catalog.search(query)
           const pages = pagesOf(total, query.limit)
-          return {
+          return encodedAsIs(DiscoverResponse, {
             name: "Handoff Desk",
             site: config.publicUrl,
             identityHeader: "X-AGENT-ID",
@@ -69,12 +72,20 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
             next: query.page < pages ? nextPath(urlParams, query.page, query.limit) : null,
             nextActions: NEXT_ACTIONS,
             items
-          }
+          })
         }))
       .handle("catalog", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
           const [{ items, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
-          return { total, page: query.page, limit: query.limit, pages: pagesOf(total, query.limit), tags, sort: query.sort, items }
+          return encodedAsIs(CatalogResponse, {
+            total,
+            page: query.page,
+            limit: query.limit,
+            pages: pagesOf(total, query.limit),
+            tags,
+            sort: query.sort,
+            items
+          })
         }))
   }))

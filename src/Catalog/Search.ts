@@ -17,7 +17,7 @@ export interface CountLimits {
  * Counting or ranking a match set costs a visit to every matching row: huge sets get PostgreSQL's estimate
  * instead of a count, and text queries too broad to mean much are listed by recency instead of relevance.
  */
-export const COUNT_LIMITS: CountLimits = { exactUpTo: 1_000, estimateTrustedAbove: 10_000, rankedUpTo: 2_000 }
+export const COUNT_LIMITS: CountLimits = { exactUpTo: 1_000, estimateTrustedAbove: 10_000, rankedUpTo: 1_000 }
 
 export interface SearchResult {
   readonly rows: ReadonlyArray<HandoffRow>

@@ -11,3 +11,11 @@ export const errorResponse = <A, I>(
     status: HttpApiSchema.getStatusErrorAST(schema.ast),
     headers
   })
+
+/**
+ * A success body sent without walking its schema: for schemas whose encoding changes nothing (brands, literals,
+ * plain records), where the walk only re-checks what the desk just built. `A extends I` keeps transforming
+ * schemas (dates, numbers from strings) out at compile time; a test pins the identity at run time.
+ */
+export const encodedAsIs = <A extends I, I>(_schema: Schema.Schema<A, I>, value: A): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(value)
