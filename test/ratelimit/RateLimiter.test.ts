@@ -1,26 +1,14 @@
-import { connect } from "node:net"
 import { describe, expect, it, type Vitest } from "@effect/vitest"
 import { Cause, ConfigProvider, Duration, Effect, Logger, Redacted, type Scope, TestClock } from "effect"
 import { Redis } from "ioredis"
 import * as MemoryStore from "../../adapters/ratelimit/Memory.ts"
 import * as RedisStore from "../../adapters/ratelimit/Redis.ts"
 import { RateLimiter, type RateStore, type RatePolicy } from "../../src/RateLimiter.ts"
+import { REDIS_URL, redisUp } from "../support/Redis.ts"
 
 const policy: RatePolicy = { limit: 5, windowSeconds: 2 }
-const redisUrl = Redacted.make("redis://127.0.0.1:6379")
+const redisUrl = Redacted.make(REDIS_URL)
 const runPrefix = `desk-test:${process.pid}:${Date.now()}:`
-
-const redisUp = await new Promise<boolean>((resolve) => {
-  const socket = connect({ host: "127.0.0.1", port: 6379 })
-  const done = (up: boolean) => {
-    socket.destroy()
-    resolve(up)
-  }
-  socket.setTimeout(500, () => done(false))
-  socket.on("error", () => done(false))
-  socket.on("connect", () => socket.write("PING\r\n"))
-  socket.on("data", (data) => done(data.toString().startsWith("+PONG")))
-})
 
 type Limiter = RateLimiter["Type"]
 
