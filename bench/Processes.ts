@@ -74,9 +74,8 @@ export const startServer = async (options: {
       child.kill("SIGKILL")
       throw new Error(`server did not answer ${options.readyPath} in time: ${stderr}`)
     }
-    // The desk listens before its handler is attached (while the API layers build); a request in between is
-    // never answered, so each poll gives up quickly and the next one measures the moment it is ready.
-    ready = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(100) })
+    // A poll that reaches the desk while its API is still being built waits for it (held by the server).
+    ready = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(10_000) })
       .then((response) => response.ok, () => false)
     if (!ready) await new Promise((resolve) => setTimeout(resolve, 10))
   }

@@ -8,6 +8,7 @@ import type { ParserOptions, PGliteOptions, Results, RowMode } from "@electric-s
 import { Effect, Layer, Stream } from "effect"
 import type { Scope } from "effect"
 import { mkdir } from "node:fs/promises"
+import { makeFairLock } from "./FairLock.ts"
 
 export interface PgliteOptions {
   readonly dataDir?: string | undefined
@@ -79,13 +80,14 @@ export const make = (
   Effect.gen(function*() {
     const db = yield* open(options.dataDir)
     const connection = makeConnection(db)
-    // PGlite is a single session, so a transaction must own it until its scope closes.
-    const lock = yield* Effect.makeSemaphore(1)
+    // PGlite is a single session, so a transaction must own it until its scope closes; statements get it in
+    // the order they asked for it.
+    const lock = makeFairLock()
     // Waiting for the lock stays interruptible (acquireRelease would not), like Semaphore.withPermits.
     const acquire = Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(
-        restore(lock.take(1)),
-        Effect.as(Effect.addFinalizer(() => lock.release(1)), connection)
+        restore(lock.take),
+        Effect.as(Effect.addFinalizer(() => lock.release), connection)
       )
     )
     return yield* SqlClient.make({

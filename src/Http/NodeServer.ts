@@ -1,6 +1,6 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer, Runtime } from "effect"
-import { createServer, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
 
@@ -76,7 +76,33 @@ export const makeServer = (timeouts: Timeouts, onRefused: (code: string) => void
     }
     socket.destroy()
   })
+  holdUntilServed(server)
   return server
+}
+
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void
+
+/**
+ * The server listens as soon as its layer is built, while the API behind it is still being built; Node drops a
+ * request that arrives before any "request" listener exists (it is never answered). Such requests wait here
+ * and go to the desk's handler as soon as it is attached.
+ */
+export const holdUntilServed = (server: Server): void => {
+  const held: Array<[IncomingMessage, ServerResponse]> = []
+  const hold: RequestListener = (request, response) => {
+    held.push([request, response])
+  }
+  const onListener = (event: string | symbol, listener: RequestListener) => {
+    if (event !== "request" || listener === hold) return
+    server.off("newListener", onListener)
+    server.off("request", hold)
+    // After the listener is in place (newListener fires just before), in arrival order.
+    queueMicrotask(() => {
+      for (const [request, response] of held.splice(0)) listener.call(server, request, response)
+    })
+  }
+  server.on("request", hold)
+  server.on("newListener", onListener)
 }
 
 /** The Node HTTP server on HOST:PORT with the configured timeouts. */
