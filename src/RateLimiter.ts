@@ -92,13 +92,13 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
 
       return RateLimiter.of({
         policy,
-        consume: Effect.fn("RateLimiter.consume")(function*(key: string) {
-          return yield* store.take(key, policy.limit, windowMicros).pipe(
+        // Not an Effect.fn: it runs on every request, and its span would go nowhere.
+        consume: (key: string) =>
+          store.take(key, policy.limit, windowMicros).pipe(
             Effect.tap(() => recovered),
             Effect.map(decide),
             Effect.catchAll(failOpen)
           )
-        })
       })
     })
 

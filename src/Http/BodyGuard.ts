@@ -1,4 +1,4 @@
-import { type HttpServerError, HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { type HttpServerError, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { InvalidJson, PayloadTooLarge, UnsupportedMediaType } from "../Domain/Errors.ts"
 import { errorResponse } from "./Respond.ts"
@@ -61,10 +61,11 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Arra
  * would store U+FFFD in place of what the client sent; the shape is bounded, because formatting the decode
  * error of a deeply nested value overflows the stack.
  */
-export const bodyGuard = HttpMiddleware.make((app) =>
+export const guardBody = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!readsBody(request.method)) return yield* app
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) return tooLarge
     const read = yield* request.arrayBuffer.pipe(HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)), Effect.either)
@@ -94,4 +95,4 @@ export const bodyGuard = HttpMiddleware.make((app) =>
     const problem = shapeProblem(parsed)
     if (problem !== undefined) return invalidJson(`The request body ${problem}.`)
     return yield* next
-  }))
+  })

@@ -1,8 +1,5 @@
-import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
 import { RateLimited } from "../Domain/Errors.ts"
-import { type RateDecision, type RatePolicy, RateLimiter } from "../RateLimiter.ts"
-import { clientIp, TrustedProxies } from "./ClientIp.ts"
+import type { RateDecision, RatePolicy } from "../RateLimiter.ts"
 import { errorResponse } from "./Respond.ts"
 
 const discoveryDocuments = new Set([
@@ -34,7 +31,7 @@ export const rateLimitHeaders = (policy: RatePolicy, decision: RateDecision) => 
   "ratelimit": `"default";r=${decision.remaining};t=${decision.resetSeconds}`
 })
 
-const refusal = (policy: RatePolicy, decision: RateDecision) =>
+export const refusal = (policy: RatePolicy, decision: RateDecision) =>
   errorResponse(
     RateLimited,
     new RateLimited({
@@ -43,23 +40,3 @@ const refusal = (policy: RatePolicy, decision: RateDecision) =>
     }),
     { ...rateLimitHeaders(policy, decision), "retry-after": String(decision.retryAfterSeconds) }
   )
-
-export const rateLimit = HttpMiddleware.make((app) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!isRateLimited(request.method, request.url.split("?")[0]!)) return yield* app
-    const limiter = yield* RateLimiter
-    const ip = clientIp(
-      Option.getOrUndefined(request.remoteAddress),
-      request.headers["x-forwarded-for"],
-      yield* TrustedProxies
-    )
-    const decision = yield* limiter.consume(ip)
-    if (!decision.allowed) return refusal(limiter.policy, decision)
-    const headers = rateLimitHeaders(limiter.policy, decision)
-    // A pre-response handler also reaches error responses, and works when this wraps the whole server,
-    // where the response the app returns has already been sent.
-    yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-    return yield* app
-  })
-)

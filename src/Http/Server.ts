@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { flow, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { DeskApi } from "../Api.ts"
 import { CatalogHttp } from "../Catalog/Http.ts"
 import { DeskInfoHttp } from "../Desk/Http.ts"
@@ -10,20 +10,15 @@ import { LedgerHttp } from "../Ledger/Http.ts"
 import { McpRoutes } from "../Mcp/Http.ts"
 import { PagesHttp } from "../Pages/Http.ts"
 import { SandboxHttp } from "../Sandbox/Http.ts"
-import { accessLog } from "./AccessLog.ts"
-import { bodyGuard } from "./BodyGuard.ts"
+import { makeEdge } from "./Edge.ts"
 import { FailuresLive } from "./Failures.ts"
-import { rateLimit } from "./RateLimit.ts"
-import { requestId } from "./RequestId.ts"
 
 export const ApiLive = HttpApiBuilder.api(DeskApi).pipe(
   Layer.provide([CatalogHttp, GuideHttp, LedgerHttp, AgentsHttp, DeskInfoHttp, SandboxHttp, DiscoveryHttp, PagesHttp])
 )
 
-const middleware = flow(bodyGuard, rateLimit, accessLog, requestId)
-
 /** The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests). */
-export const HttpLive = HttpApiBuilder.serve(middleware).pipe(
+export const HttpLive = Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpApiBuilder.serve(edge))).pipe(
   Layer.provide(FailuresLive),
   Layer.provide(McpRoutes),
   Layer.provide(ApiLive),

@@ -4,7 +4,8 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Either, Layer } from "effect"
 import { clientIp, normalizeIp, TrustedProxies } from "../../src/Http/ClientIp.ts"
-import { isRateLimited, rateLimit } from "../../src/Http/RateLimit.ts"
+import { makeEdge } from "../../src/Http/Edge.ts"
+import { isRateLimited } from "../../src/Http/RateLimit.ts"
 import { RateLimiter } from "../../src/RateLimiter.ts"
 
 const app = HttpRouter.empty.pipe(
@@ -17,7 +18,7 @@ const app = HttpRouter.empty.pipe(
 
 /** 3 per 2 seconds: a window short enough that waiting out a real Retry-After keeps the test quick. */
 const Desk = (trustedProxies: ReadonlyArray<string>) =>
-  HttpServer.serve(app, rateLimit).pipe(
+  Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpServer.serve(app, edge))).pipe(
     Layer.provide(RateLimiter.layerMemory({ limit: 3, windowSeconds: 2 })),
     Layer.provide(TrustedProxies.layer(trustedProxies)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))

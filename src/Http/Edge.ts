@@ -1,0 +1,54 @@
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Context, Effect, Option } from "effect"
+import { RateLimiter } from "../RateLimiter.ts"
+import { logResponse } from "./AccessLog.ts"
+import { guardBody, readsBody } from "./BodyGuard.ts"
+import { clientIp, TrustedProxies } from "./ClientIp.ts"
+import { isRateLimited, rateLimitHeaders, refusal } from "./RateLimit.ts"
+import { RequestId, requestIdOf } from "./RequestId.ts"
+
+/**
+ * What every request passes through before the API: a request id, the rate limit, the body checks and one
+ * access-log line. One middleware rather than four, with its services looked up once and the response
+ * headers set in one pre-response handler: as four HttpMiddlewares this was half the CPU of a preview
+ * (0.66 of 1.24 ms per request in `npm run bench`).
+ *
+ * The response the API returns has already been sent when this sees it, so headers go on through a
+ * pre-response handler (which also reaches error responses); answers made here (429, body errors) get
+ * them directly.
+ */
+export const makeEdge = Effect.gen(function*() {
+  const limiter = yield* RateLimiter
+  const trusted = yield* TrustedProxies
+
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.withFiberRuntime((fiber) => {
+      const startedAt = Date.now()
+      const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+      const id = requestIdOf(request.headers["x-request-id"])
+      const answer = (headers: Record<string, string>) =>
+        Effect.zipRight(
+          HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers))),
+          readsBody(request.method)
+            // Answers of the body checks do not pass the pre-response handler (the API's have already been sent).
+            ? Effect.map(guardBody(request, app), (response) => HttpServerResponse.setHeaders(response, headers))
+            : app
+        )
+      const limited = isRateLimited(request.method, request.url.split("?")[0]!)
+        ? Effect.flatMap(
+          limiter.consume(clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trusted)),
+          (decision) => {
+            const headers = { ...rateLimitHeaders(limiter.policy, decision), "x-request-id": id }
+            return decision.allowed
+              ? answer(headers)
+              : Effect.succeed(HttpServerResponse.setHeaders(refusal(limiter.policy, decision), headers))
+          }
+        )
+        : answer({ "x-request-id": id })
+      return limited.pipe(
+        Effect.onExit((exit) => logResponse(request, startedAt, exit)),
+        Effect.provideService(RequestId, id),
+        Effect.annotateLogs("requestId", id)
+      )
+    })
+})
