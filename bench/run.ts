@@ -5,7 +5,7 @@ import { cpus } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { toCatalogQuery } from "../src/Domain/Discover.ts"
-import { bundleDesk } from "./DeskBundle.ts"
+import { deskCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { hammer } from "./Measure.ts"
 import { freePort, startServer } from "./Processes.ts"
@@ -24,7 +24,7 @@ const { values: args } = parseArgs({
     scenarios: { type: "string", default: SCENARIOS.join(",") },
     seed: { type: "string", default: "1" },
     reload: { type: "boolean", default: false },
-    desk: { type: "string", default: "bundle" },
+    desk: { type: "string", default: "start" },
     "heap-mb": { type: "string" },
     "cpu-prof": { type: "boolean", default: false },
     out: { type: "string", default: "bench/results" }
@@ -56,7 +56,7 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
 
 const program = Effect.gen(function*() {
   if (!Number.isInteger(handoffs) || handoffs < 1) return yield* Effect.fail("--handoffs takes a positive integer")
-  if (args.desk !== "tsx" && args.desk !== "bundle") return yield* Effect.fail("--desk takes bundle or tsx (as npm start)")
+  if (args.desk !== "tsx" && args.desk !== "start") return yield* Effect.fail("--desk takes start (as npm start) or tsx")
   if (heapMb !== undefined && !(Number.isInteger(heapMb) && heapMb >= 64)) return yield* Effect.fail("--heap-mb takes megabytes, 64 or more")
   if (scenarios.some((_) => !SCENARIOS.includes(_))) {
     return yield* Effect.fail(`--scenarios takes a comma-separated list of ${SCENARIOS.join(", ")}`)
@@ -64,7 +64,7 @@ const program = Effect.gen(function*() {
   const store = benchStore(storeKind, handoffs, process.env.DATABASE_URL)
   const startedAt = new Date()
   yield* Console.log(
-    `bench: ${handoffs.toLocaleString("en")} handoffs, ${store.label}, desk run ${args.desk === "tsx" ? "by tsx" : "as a bundle"}` +
+    `bench: ${handoffs.toLocaleString("en")} handoffs, ${store.label}, desk run ${args.desk === "tsx" ? "by tsx" : "as npm start runs it"}` +
       `${heapMb === undefined ? "" : ` with a ${heapMb} MB heap`}, ${connections} connections, ` +
       `${seconds} s per scenario after ${warmup} s warm-up; ${cpus().length} CPUs, Node ${process.version}`
   )
@@ -81,13 +81,13 @@ const program = Effect.gen(function*() {
   }).pipe(Effect.provide(store.layer), Effect.orDie)
   yield* Console.log(`reference: direct discover SQL ${direct.text.rps.toFixed(0)} req/s (text), ${direct.tag.rps.toFixed(0)} req/s (tag)`)
 
-  const entry = args.desk === "tsx" ? ["--import", "tsx", "src/main.ts"] : [(yield* Effect.promise(bundleDesk)).file]
+  const command = yield* Effect.promise(() => deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb))
+  if (command.built !== undefined) yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
   const { booksAfter, booksBefore, document, peakRss, results, startupMs } = yield* Effect.scoped(Effect.gen(function*() {
     const desk = yield* serverIn({
       args: [
         ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${join("bench", "profiles")}`] : []),
-        ...(heapMb === undefined ? [] : [`--max-old-space-size=${heapMb}`]),
-        ...entry
+        ...command.args
       ],
       env: { ...store.env, DESK_TRUST_PROXY: "127.0.0.1" },
       readyPath: "/api/health"

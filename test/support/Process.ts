@@ -6,6 +6,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { startArgs } from "../../scripts/bundle.mjs"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -35,6 +36,11 @@ export interface DeskProcessOptions {
   readonly port?: number
   /** PGlite creates its database on first start: 10 to 30 seconds on a busy 2-core machine. */
   readonly startTimeout?: Duration.DurationInput
+  /**
+   * `tsx` (default): the TypeScript sources, as `npm run dev`; `start`: node with package.json's `start` arguments
+   * (the bundle, which that script builds first when it is stale).
+   */
+  readonly command?: "tsx" | "start"
 }
 
 /** A directory for one desk's embedded database, removed with the scope (after the desk is stopped). */
@@ -71,7 +77,7 @@ const healthy = (url: string) =>
   }).pipe(Effect.timeout("2 seconds"), Effect.orElseSucceed(() => false))
 
 /**
- * `node --import tsx src/main.ts`, exactly as `npm start` runs it, on a loopback port; ready once
+ * A desk process (`node --import tsx src/main.ts`, or as `npm start` runs it) on a loopback port; ready once
  * GET /api/health answers 200. Killed with SIGKILL when the scope closes, if still running.
  */
 export const startDesk = (options: DeskProcessOptions = {}): Effect.Effect<DeskProcess, DeskProcessError, Scope.Scope> =>
@@ -86,7 +92,11 @@ export const startDesk = (options: DeskProcessOptions = {}): Effect.Effect<DeskP
     }
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+        spawn(process.execPath, options.command === "start" ? startArgs() : ["--import", "tsx", "src/main.ts"], {
+          cwd: root,
+          env,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
       ),
       (child) =>
         child.exitCode === null && child.signalCode === null

@@ -1,0 +1,19 @@
+import { freshBundle, startArgs } from "../scripts/bundle.mjs"
+
+/**
+ * How the bench runs the desk: by default with the arguments `npm start` gives node, after building the bundle
+ * if it is stale (an operator's restart, which is what the startup figure is about); `tsx` runs the sources
+ * through tsx as the tests do. `heapMb` replaces the heap cap.
+ */
+export const deskCommand = async (
+  kind: "start" | "tsx",
+  heapMb: number | undefined
+): Promise<{ readonly args: Array<string>; readonly built: number | undefined }> => {
+  const base = kind === "tsx" ? ["--import", "tsx", "src/main.ts"] : startArgs()
+  const built = kind === "start" ? await freshBundle() : undefined
+  const heap = heapMb === undefined ? [] : [`--max-old-space-size=${heapMb}`]
+  return {
+    args: [...heap, ...base.filter((arg) => heapMb === undefined || !arg.startsWith("--max-old-space-size="))],
+    built: built?.built ? built.seconds : undefined
+  }
+}

@@ -1,0 +1,7 @@
+export declare const BUNDLE: string
+export declare const isStale: (file?: string) => boolean
+export declare const bundleDesk: (file?: string) => Promise<{ readonly file: string; readonly seconds: number }>
+export declare const freshBundle: (
+  file?: string
+) => Promise<{ readonly file: string; readonly built: boolean; readonly seconds: number }>
+export declare const startArgs: () => Array<string>
