@@ -37,12 +37,12 @@ const make = Effect.gen(function*() {
   const settlements = yield* SettlementRepo
   const config = yield* DeskConfig
 
+  const notFound = (id: string) => new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
+
   const sealed = Effect.fn("Ledger.sealed")(function*(id: string) {
     const seq = handoffSeq(id)
     const row = Option.isSome(seq) ? yield* handoffs.findSealed(seq.value) : Option.none()
-    if (Option.isNone(row)) {
-      return yield* Effect.fail(new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` }))
-    }
+    if (Option.isNone(row)) return yield* Effect.fail(notFound(id))
     return row.value
   })
 
@@ -147,18 +147,19 @@ const make = Effect.gen(function*() {
   })
 
   const body = Effect.fn("Ledger.body")(function*(handoffId: string, agent: Option.Option<DeskId>) {
-    const handoff = yield* sealed(handoffId)
-    const locked = paymentRequired(
-      handoff,
-      `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${handoffIdOf(handoff.seq)}/unlock with X-AGENT-ID ` +
-        `and {"payer": <your id>} (${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`
-    )
-    if (Option.isNone(agent)) return yield* Effect.fail(locked)
-    const text = agent.value === handoff.filer_did
-      ? yield* handoffs.findBody(handoff.seq)
-      : yield* handoffs.findBodyUnlockedBy(handoff.seq, agent.value)
-    if (Option.isNone(text)) return yield* Effect.fail(locked)
-    return { ok: true as const, id: handoffIdOf(handoff.seq), title: handoff.title, hash: handoff.hash, body: text.value }
+    const seq = handoffSeq(handoffId)
+    // No agent reads as "": no filer or payer has that id, so the body stays sealed.
+    const row = Option.isSome(seq) ? yield* handoffs.findSealedFor(seq.value, Option.getOrElse(agent, () => "")) : Option.none()
+    if (Option.isNone(row)) return yield* Effect.fail(notFound(handoffId))
+    const handoff = row.value
+    if (handoff.body === null) {
+      return yield* Effect.fail(paymentRequired(
+        handoff,
+        `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${handoffIdOf(handoff.seq)}/unlock with X-AGENT-ID ` +
+          `and {"payer": <your id>} (${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`
+      ))
+    }
+    return { ok: true as const, id: handoffIdOf(handoff.seq), title: handoff.title, hash: handoff.hash, body: handoff.body }
   })
 
   const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {

@@ -24,6 +24,8 @@ export const SealedRow = Schema.Struct({
 })
 export type SealedRow = typeof SealedRow.Type
 
+const SealedWithBody = Schema.Struct({ ...SealedRow.fields, body: Schema.NullOr(Schema.String) })
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(PREVIEW_COLUMNS.join(", "))
@@ -58,18 +60,18 @@ const make = Effect.gen(function*() {
     execute: (seq) => sql`SELECT seq, title, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
   })
 
-  const findBody = SqlSchema.findOne({
-    Request: Schema.Number,
-    Result: Schema.Struct({ body: Schema.String }),
-    execute: (seq) => sql`SELECT body FROM handoffs WHERE seq = ${seq}`
-  })
-
-  /** The body only for an agent holding a receipt for it: the check and the read in one statement. */
-  const findBodyUnlockedBy = SqlSchema.findOne({
-    Request: Schema.Struct({ seq: Schema.Number, agent: Schema.String }),
-    Result: Schema.Struct({ body: Schema.String }),
-    execute: ({ agent, seq }) =>
-      sql`SELECT h.body FROM handoffs h JOIN receipts r ON r.handoff_seq = h.seq AND r.payer = ${agent} WHERE h.seq = ${seq}`
+  /**
+   * A handoff's sealed fields with its body when `reader` may read it (its filer, or a holder of a receipt for it),
+   * else with a null body: the check and the read in one statement.
+   */
+  const findSealedFor = SqlSchema.findOne({
+    Request: Schema.Struct({ seq: Schema.Number, reader: Schema.String }),
+    Result: SealedWithBody,
+    execute: ({ reader, seq }) =>
+      sql`SELECT h.seq, h.title, h.filer_did, h.price_micro, h.is_demo, h.hash,
+          CASE WHEN h.filer_did = ${reader}
+            OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = ${reader}) THEN h.body END AS body
+        FROM handoffs h WHERE h.seq = ${seq}`
   })
 
   const tagsInUse = SqlSchema.findAll({
@@ -100,9 +102,7 @@ const make = Effect.gen(function*() {
     insertDemo: (row: NewHandoff) => Effect.orDie(insertDemo(row)),
     findBySeq: (seq: number) => Effect.orDie(findBySeq(seq)),
     findSealed: (seq: number) => Effect.orDie(findSealed(seq)),
-    findBody: (seq: number) => Effect.orDie(Effect.map(findBody(seq), Option.map((_) => _.body))),
-    findBodyUnlockedBy: (seq: number, agent: string) =>
-      Effect.orDie(Effect.map(findBodyUnlockedBy({ seq, agent }), Option.map((_) => _.body))),
+    findSealedFor: (seq: number, reader: string) => Effect.orDie(findSealedFor({ seq, reader })),
     search: (query: CatalogQuery) => Effect.orDie(search(sql, query)),
     tagsInUse: Effect.orDie(Effect.map(tagsInUse(undefined), (rows) => rows.map((_) => _.tag))),
     tagStats: Effect.orDie(tagStats(undefined)),
