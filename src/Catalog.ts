@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { HandoffRepo } from "./Catalog/HandoffRepo.ts"
+import { makeTagsInUse } from "./Catalog/TagsInUse.ts"
 import type { NewHandoff } from "./Catalog/HandoffRow.ts"
 import { toPreview } from "./Catalog/toPreview.ts"
 import type { CatalogQuery } from "./Domain/Discover.ts"
@@ -44,6 +45,7 @@ const make = Effect.gen(function*() {
   const repo = yield* HandoffRepo
   const agents = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
+  const tagsInUse = yield* makeTagsInUse(repo.tagsInUse)
 
   /** The filer's agent record is created with its first filing, with the payout address it names, if any. */
   const claimPayout = (agent: DeskId, payoutAddress: string | undefined) =>
@@ -67,9 +69,11 @@ const make = Effect.gen(function*() {
         new InvalidHandoff({ message: `The filing breaks ${issues.length} rule(s): see issues.`, issues })
       )
     }
-    return yield* sql.withTransaction(
+    const row = yield* sql.withTransaction(
       Effect.zipRight(claimPayout(agent, request.payoutAddress), repo.insert(toNewHandoff(request, "filed")))
-    ).pipe(Effect.map(toPreview), Effect.catchTag("SqlError", Effect.die))
+    ).pipe(Effect.catchTag("SqlError", Effect.die))
+    yield* tagsInUse.add(row.tags)
+    return toPreview(row)
   })
 
   /** Seed listings skip the identity check: the operator imports them for other filers. */
@@ -78,7 +82,9 @@ const make = Effect.gen(function*() {
     if (issues.length > 0) {
       return yield* Effect.fail(new InvalidHandoff({ message: `Seed "${request.title}" breaks a rule.`, issues }))
     }
-    return toPreview(yield* repo.insert(toNewHandoff(request, "seed")))
+    const row = yield* repo.insert(toNewHandoff(request, "seed"))
+    yield* tagsInUse.add(row.tags)
+    return toPreview(row)
   })
 
   const get = Effect.fn("Catalog.get")(function*(id: string) {
@@ -101,7 +107,7 @@ const make = Effect.gen(function*() {
 
   const demoId = Effect.map(repo.demoSeq, Option.map((seq) => `DESK-${seq}`))
 
-  return { file, seed, get, search, tagsInUse: repo.tagsInUse, tagStats: repo.tagStats, ensureDemo, demoId } as const
+  return { file, seed, get, search, tagsInUse: tagsInUse.get, tagStats: repo.tagStats, ensureDemo, demoId } as const
 })
 
 export class Catalog extends Context.Tag("Catalog")<Catalog, Effect.Effect.Success<typeof make>>() {
