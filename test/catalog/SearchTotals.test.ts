@@ -88,9 +88,17 @@ for (const backend of backends) {
 
       it.effect("ranked by relevance the total is exact while every match is ranked", () =>
         Effect.gen(function*() {
-          const result = yield* run({ q: "alpha listing", limit: 2 }, { exactUpTo: 1, estimateTrustedAbove: 0, rankedUpTo: 100 })
+          const result = yield* run({ q: "alpha listing", limit: 2 }, { exactUpTo: 1, estimateTrustedAbove: 1_000, rankedUpTo: 100 })
           expect(result).toMatchObject({ total: BULK, totalIsEstimate: false })
           expect(result.rows).toHaveLength(2)
+        }))
+
+      it.effect("a text query the planner estimates as broad is listed newest first without ranking a candidate", () =>
+        Effect.gen(function*() {
+          const broad = yield* run({ q: "alpha listing", limit: 3 }, { exactUpTo: 100, estimateTrustedAbove: 0, rankedUpTo: 100 })
+          const newest = yield* run({ q: "alpha listing", sort: "recent", limit: 3 }, { exactUpTo: 100, estimateTrustedAbove: 0, rankedUpTo: 100 })
+          expect(broad.totalIsEstimate).toBe(true)
+          expect(broad.rows.map((_) => _.seq)).toEqual(newest.rows.map((_) => _.seq))
         }))
 
       it.effect("a page past the end still reports the total", () =>
