@@ -3,7 +3,7 @@
 // RSS and starts in 3-4 s; as this bundle, about 140 MB and under a second.
 import { build } from "esbuild"
 import { readdirSync, readFileSync, statSync } from "node:fs"
-import { join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -33,8 +33,11 @@ export const isStale = (file = BUNDLE) => {
 export const bundleDesk = async (file = BUNDLE) => {
   const started = performance.now()
   await build({
-    entryPoints: [join(root, "src", "main.ts")],
-    outfile: file,
+    // The embedded database runs on a thread of its own, from a bundle beside the desk's.
+    entryPoints: { [basename(file, ".mjs")]: join(root, "src", "main.ts"), "pglite-worker": join(root, "adapters", "storage", "PgliteWorker.ts") },
+    outdir: dirname(file),
+    define: { __DESK_PGLITE_WORKER__: JSON.stringify("./pglite-worker.mjs") },
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     format: "esm",

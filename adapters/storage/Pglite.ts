@@ -3,40 +3,106 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PGlite, types } from "@electric-sql/pglite"
-import type { ParserOptions, PGliteOptions, Results, RowMode } from "@electric-sql/pglite"
+import type { Results, RowMode } from "@electric-sql/pglite"
 import { Effect, Layer, Stream } from "effect"
 import type { Scope } from "effect"
-import { mkdir } from "node:fs/promises"
+import { createRequire } from "node:module"
+import { pathToFileURL } from "node:url"
+import { Worker } from "node:worker_threads"
 import { makeFairLock } from "./FairLock.ts"
+import type { OpenOptions, Reply, Request } from "./PgliteWorker.ts"
 
 export interface PgliteOptions {
   readonly dataDir?: string | undefined
 }
 
-const localDate = /^(\d{4,})-(\d{2})-(\d{2})$/
+// The bundle (scripts/bundle.mjs) defines this as the worker's bundled file beside it.
+declare const __DESK_PGLITE_WORKER__: string | undefined
 
-// Parse like node-postgres so decoders behave the same on both backends. Still different: interval
-// (string, not an object), numeric[] (strings, not floats), timestamps before year 100.
-const parsers: ParserOptions = {
-  [types.INT8]: (value) => value,
-  [types.BYTEA]: (value) => Buffer.from(value.slice(2), "hex"),
-  [types.DATE]: (value) => {
-    const ymd = localDate.exec(value)
-    return ymd === null
-      ? types.parsers[types.DATE]!(value)
-      : new Date(Number(ymd[1]), Number(ymd[2]) - 1, Number(ymd[3]))
+/**
+ * The bundled worker beside the bundle; from the sources (tsx, tests) the worker is TypeScript too, so it
+ * registers tsx's loader before importing it (`--import tsx` in a worker's execArgv does not reach it on Node 20).
+ */
+const newWorker = (options: OpenOptions) => {
+  if (typeof __DESK_PGLITE_WORKER__ === "string") {
+    return new Worker(new URL(__DESK_PGLITE_WORKER__, import.meta.url), { workerData: options, execArgv: [] })
   }
+  // tsx's ESM entry of its API (require.resolve would give the CommonJS one).
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href
+  const entry = new URL("./PgliteWorker.ts", import.meta.url).href
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}) })`,
+    { eval: true, workerData: options, execArgv: [] }
+  )
 }
 
-const makeConnection = (db: PGlite): Connection => {
-  // Without parameters node-postgres uses the simple protocol, which allows several statements.
+const BYTEA = 17
+
+/** bytea arrives as PostgreSQL's hex text (a Buffer would not survive the thread boundary as one). */
+const withBuffers = (result: Results<unknown>, rowMode: RowMode): Results<unknown> => {
+  const columns = (result.fields ?? []).flatMap((field, index) => (field.dataTypeID === BYTEA ? [{ index, name: field.name }] : []))
+  if (columns.length === 0) return result
+  const decode = (value: unknown) => (typeof value === "string" ? Buffer.from(value.slice(2), "hex") : value)
+  for (const row of result.rows as Array<any>) {
+    for (const column of columns) {
+      const key = rowMode === "array" ? column.index : column.name
+      row[key] = decode(row[key])
+    }
+  }
+  return result
+}
+
+interface Session {
+  readonly run: (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) => Promise<ReadonlyArray<Results<unknown>>>
+  readonly close: () => Promise<void>
+}
+
+const toError = (fields: Record<string, unknown>) => Object.assign(new Error(String(fields.message)), fields)
+
+/** The database thread, answering one message at a time; every pending call fails if the thread dies. */
+const startSession = (options: OpenOptions): Promise<Session> =>
+  new Promise((resolve, reject) => {
+    const worker = newWorker(options)
+    const pending = new Map<number, (reply: Reply) => void>()
+    let nextId = 1
+    let opened = false
+    const failAll = (error: Error) => {
+      for (const [id, settle] of pending) settle({ id, ok: false, error: { message: error.message } })
+      pending.clear()
+      if (!opened) reject(error)
+    }
+    worker.on("error", failAll)
+    worker.on("exit", (code) => failAll(new Error(`the PGlite thread exited (${code})`)))
+    const call = (request: Omit<Request, "id">) =>
+      new Promise<ReadonlyArray<Results<unknown>>>((resolveCall, rejectCall) => {
+        const id = nextId++
+        pending.set(id, (reply) => (reply.ok ? resolveCall(reply.results) : rejectCall(toError(reply.error))))
+        worker.postMessage({ ...request, id })
+      })
+    worker.on("message", (reply: Reply) => {
+      if (reply.id === 0) {
+        if (!reply.ok) return reject(toError(reply.error))
+        opened = true
+        return resolve({
+          run: (sql, params, rowMode) =>
+            call({ op: "run", sql, params, rowMode } as Omit<Request, "id">).then((results) =>
+              results.map((result) => withBuffers(result, rowMode))),
+          close: async () => {
+            await call({ op: "close" } as Omit<Request, "id">).catch(() => {})
+            await worker.terminate()
+          }
+        })
+      }
+      const settle = pending.get(reply.id)
+      pending.delete(reply.id)
+      settle?.(reply)
+    })
+  })
+
+const makeConnection = (session: Session): Connection => {
   const run = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
     Effect.tryPromise({
-      try: (): Promise<ReadonlyArray<Results<unknown>>> =>
-        params.length === 0
-          ? db.exec(sql, { rowMode })
-          : db.query(sql, [...params], { rowMode }).then((result) => [result]),
+      try: () => session.run(sql, params, rowMode),
       catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
     })
 
@@ -61,25 +127,17 @@ const makeConnection = (db: PGlite): Connection => {
 const open = (dataDir: string | undefined) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: async () => {
-        // NODEFS writes through (writeSync) before COMMIT returns: safe from kill -9, not from power loss
-        // (PGlite runs fsync=off; Emscripten's fsync is a no-op). relaxedDurability would ack before syncToFs.
-        const options: PGliteOptions = { parsers, relaxedDurability: false }
-        if (dataDir === undefined) return PGlite.create(options)
-        await mkdir(dataDir, { recursive: true })
-        return PGlite.create({ ...options, dataDir })
-      },
+      try: () => startSession({ dataDir }),
       catch: (cause) => new SqlError({ cause, message: "Failed to open PGlite" })
     }),
-    (db) => Effect.promise(() => db.close())
+    (session) => Effect.promise(() => session.close())
   )
 
 export const make = (
   options: PgliteOptions
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
-    const db = yield* open(options.dataDir)
-    const connection = makeConnection(db)
+    const connection = makeConnection(yield* open(options.dataDir))
     // PGlite is a single session, so a transaction must own it until its scope closes; statements get it in
     // the order they asked for it.
     const lock = makeFairLock()
