@@ -66,7 +66,9 @@ const startSession = (options: OpenOptions): Promise<Session> =>
     const pending = new Map<number, (reply: Reply) => void>()
     let nextId = 1
     let opened = false
+    let dead: Error | undefined
     const failAll = (error: Error) => {
+      dead ??= error
       for (const [id, settle] of pending) settle({ id, ok: false, error: { message: error.message } })
       pending.clear()
       if (!opened) reject(error)
@@ -75,6 +77,8 @@ const startSession = (options: OpenOptions): Promise<Session> =>
     worker.on("exit", (code) => failAll(new Error(`the PGlite thread exited (${code})`)))
     const call = (request: Omit<Request, "id">) =>
       new Promise<ReadonlyArray<Results<unknown>>>((resolveCall, rejectCall) => {
+        // Nobody would answer: fail now rather than wait forever.
+        if (dead !== undefined) return rejectCall(dead)
         const id = nextId++
         pending.set(id, (reply) => (reply.ok ? resolveCall(reply.results) : rejectCall(toError(reply.error))))
         worker.postMessage({ ...request, id })
