@@ -32,11 +32,19 @@ const MainLive = DeskLive.pipe(
 /** Startup failures (bad configuration, unreachable database) are one line on stderr, not a stack trace. */
 const reportStartupFailure = (cause: Cause.Cause<unknown>) =>
   Effect.sync(() => {
-    const failure = Cause.squash(cause)
-    const text = failure instanceof Error ? failure.message : String(failure)
-    process.stderr.write(`handoff-desk: cannot start: ${text.split("\n")[0]}\n`)
+    process.stderr.write(`handoff-desk: cannot start: ${reasonOf(Cause.squash(cause)).split("\n")[0]}\n`)
     process.exitCode = 1
   })
+
+/** The first message down the chain of causes: a failed listen is a ServeError with no message of its own. */
+const reasonOf = (failure: unknown): string => {
+  let current = failure
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (current.message.trim() !== "") return current.message
+    current = current.cause
+  }
+  return current instanceof Error || current === undefined ? "unknown failure" : String(current)
+}
 
 Layer.launch(MainLive).pipe(
   Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : reportStartupFailure(cause))),
