@@ -1,6 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Schema } from "effect"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import { Catalog } from "../../src/Catalog.ts"
 import { makeTagsInUse, TAGS_RELOAD_AFTER_MS } from "../../src/Catalog/TagsInUse.ts"
+import { FilingRequest } from "../../src/Domain/Filing.ts"
+import { DeskId } from "../../src/Domain/Ids.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
+import { servicesOn } from "../support/Services.ts"
 
 describe("tags in use, kept in memory", () => {
   it.effect("one load serves every caller until it is due again; filings add their tags in order", () =>
@@ -45,4 +51,18 @@ describe("tags in use, kept in memory", () => {
       yield* tags.add(["zig"])
       expect(yield* tags.get).toEqual(["kafka", "zig"])
     }))
+})
+
+describe("the catalog's tags in use, on PGlite", () => {
+  it.scoped("a filing's tags are listed at once, after the list was loaded, normalised as stored", () =>
+    Effect.gen(function*() {
+      const catalog = yield* Catalog
+      const filer = DeskId.make(newAgentId())
+      const file = (tags: Array<string>) =>
+        catalog.file(filer, Schema.decodeUnknownSync(FilingRequest)(filing(filer, { tags })))
+      yield* file(["ruby"])
+      expect(yield* catalog.tagsInUse).toEqual(["ruby"])
+      yield* file(["Zig", "ruby"])
+      expect(yield* catalog.tagsInUse).toEqual(["ruby", "zig"])
+    }).pipe(Effect.provide(servicesOn(Pglite.layer({})))), 60_000)
 })
