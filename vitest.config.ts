@@ -5,12 +5,16 @@ const STORAGE_SUITES = [
   "test/catalog/Filing.test.ts",
   "test/catalog/Discover.test.ts",
   "test/catalog/SearchTotals.test.ts",
+  "test/catalog/SortIndexes.test.ts",
+  "test/catalog/Duplicates.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",
+  "test/owner/**/*.test.ts",
   "test/hostile/**/*.test.ts",
   "test/process/Crash.test.ts",
-  "test/x402/{Purchase,Attacks,Faults,Crash}.test.ts"
+  "test/storage/StatementTimeout.test.ts",
+  "test/x402/{Purchase,Attacks,Faults,Crash,FrontRun,TwoDesks,Kills,Randomized,Audit}.test.ts"
 ]
 
 export default defineConfig({

@@ -7,7 +7,8 @@ const IN_FLIGHT = 2
 
 /** Written on the table once a load completes, so an interrupted load is never mistaken for a catalog. */
 // v2: long-tail names in titles. A catalog from another version of the generator is rebuilt, not reused.
-export const markerOf = (seed: number, handoffs: number) => `handoff-desk bench catalog v2 seed=${seed} handoffs=${handoffs}`
+export const markerOf = (seed: number, handoffs: number) =>
+  `handoff-desk bench catalog v2 seed=${seed} handoffs=${handoffs}`
 
 const Marker = Schema.Struct({ marker: Schema.NullOr(Schema.String) })
 const IndexDef = Schema.Struct({ indexname: Schema.String, indexdef: Schema.String })

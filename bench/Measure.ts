@@ -28,7 +28,12 @@ export const summarize = (latencies: Array<number>, errors: number, seconds: num
 }
 
 /** Drives `url` with autocannon; every non-2xx answer, socket error and timeout counts as an error. */
-export const hammer = async (url: string, requests: Array<RequestStep>, connections: number, seconds: number): Promise<Measured> => {
+export const hammer = async (
+  url: string,
+  requests: Array<RequestStep>,
+  connections: number,
+  seconds: number
+): Promise<Measured> => {
   const result = await autocannon({
     url,
     connections,
@@ -39,7 +44,9 @@ export const hammer = async (url: string, requests: Array<RequestStep>, connecti
   })
   const ok = result.requests.total - result.non2xx
   const failures: Record<string, number> = {}
-  for (const [status, { count }] of Object.entries(result.statusCodeStats)) if (!status.startsWith("2")) failures[status] = count
+  for (const [status, { count }] of Object.entries(result.statusCodeStats)) {
+    if (!status.startsWith("2")) failures[status] = count
+  }
   if (result.errors > 0) failures.socketErrors = result.errors
   if (result.timeouts > 0) failures.timeouts = result.timeouts
   return {

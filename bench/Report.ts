@@ -64,7 +64,9 @@ export const summary = (checks: Checks) =>
     `${pct(checks.discoverTextVsDirectSql)} of direct SQL (target >= 50 %)`,
     `discover tag:   ${pct(checks.discoverTagVsDirectSql)} of direct SQL`,
     `preview:        ${pct(checks.previewVsBareHttp)} of bare node:http (target >= 25 %)`,
-    `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 500), ${checks.unlockErrors ?? "n/a"} errors, ` +
+    `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 500), ${
+      checks.unlockErrors ?? "n/a"
+    } errors, ` +
     `books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`,
     `desk:           peak RSS ${checks.peakRssMb} MB (target < 250), startup ${checks.startupMs} ms (target < 2000)`
   ].join("\n")

@@ -47,7 +47,11 @@ const client = (random: Prng) => `10.${random.int(0, 255)}.${random.int(0, 255)}
 
 const get = (random: Prng, next: () => string): RequestStep => ({
   method: "GET",
-  setupRequest: (request) => ({ ...request, path: next(), headers: { ...request.headers, "x-forwarded-for": client(random) } })
+  setupRequest: (request) => ({
+    ...request,
+    path: next(),
+    headers: { ...request.headers, "x-forwarded-for": client(random) }
+  })
 })
 
 /**
@@ -62,7 +66,12 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number, fir
     case "discover-text": {
       const queries = textQueries(seed, 1_000, handoffs).map((q) => `/api/discover?q=${encodeURIComponent(q)}`)
       let i = 0
-      return { name, title: "discover, text query", requests: [get(random, () => queries[i++ % queries.length]!)], unlocks: none }
+      return {
+        name,
+        title: "discover, text query",
+        requests: [get(random, () => queries[i++ % queries.length]!)],
+        unlocks: none
+      }
     }
     case "discover-tag": {
       let i = 0
@@ -74,7 +83,12 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number, fir
       }
     }
     case "preview":
-      return { name, title: "preview by id", requests: [get(random, () => `/api/handoffs/${anyHandoff()}`)], unlocks: none }
+      return {
+        name,
+        title: "preview by id",
+        requests: [get(random, () => `/api/handoffs/${anyHandoff()}`)],
+        unlocks: none
+      }
     case "file": {
       let i = firstFiling
       return {
@@ -87,7 +101,12 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number, fir
             const filing = filingOf(seed, i++)
             return {
               ...request,
-              headers: { ...request.headers, "content-type": "application/json", "x-agent-id": filing.agent, "x-forwarded-for": client(random) },
+              headers: {
+                ...request.headers,
+                "content-type": "application/json",
+                "x-agent-id": filing.agent,
+                "x-forwarded-for": client(random)
+              },
               body: filing.body
             }
           }
@@ -115,7 +134,12 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number, fir
               return {
                 ...request,
                 path: `/api/handoffs/${id}/unlock`,
-                headers: { ...request.headers, "content-type": "application/json", "x-agent-id": agent, "x-forwarded-for": client(random) },
+                headers: {
+                  ...request.headers,
+                  "content-type": "application/json",
+                  "x-agent-id": agent,
+                  "x-forwarded-for": client(random)
+                },
                 body: JSON.stringify({ payer: agent })
               }
             },

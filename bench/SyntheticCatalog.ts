@@ -12,8 +12,8 @@ import {
   NAMES,
   NEVER_CONTAINS,
   OPTIONAL_SECTIONS,
-  STACKS,
   type Stack,
+  STACKS,
   SYMPTOMS,
   TOOLS,
   TRIGGERS,
@@ -54,7 +54,9 @@ const filerAt = (seed: number, n: number) => {
 
 const sentence = (random: Prng, stack: Stack, part: string) =>
   random.pick([
-    `Reproduced the problem on ${stack.name} ${random.pick(stack.versions)} with ${random.int(2, 64)} workers and a copy of production data.`,
+    `Reproduced the problem on ${stack.name} ${random.pick(stack.versions)} with ${
+      random.int(2, 64)
+    } workers and a copy of production data.`,
     `The ${part} metrics showed ${random.int(2, 40)}x more activity than the baseline week.`,
     `Logs from ${random.int(3, 30)} hosts were compared over ${random.int(2, 48)} hours of traffic.`,
     `Rolled back the change in staging and the symptom disappeared within ${random.int(1, 30)} minutes.`,
@@ -63,7 +65,15 @@ const sentence = (random: Prng, stack: Stack, part: string) =>
     `Profiling showed ${random.int(30, 95)} percent of the time inside the ${part}.`
   ])
 
-const bodyOf = (random: Prng, stack: Stack, part: string, cause: string, fix: string, failed: ReadonlyArray<string>, sections: ReadonlyArray<string>) => {
+const bodyOf = (
+  random: Prng,
+  stack: Stack,
+  part: string,
+  cause: string,
+  fix: string,
+  failed: ReadonlyArray<string>,
+  sections: ReadonlyArray<string>
+) => {
   const lines: Array<string> = []
   const paragraph = (count: number) => Array.from({ length: count }, () => sentence(random, stack, part)).join(" ")
   for (const section of ["Context", "Objective", "Work performed"].filter((_) => sections.includes(_))) {
@@ -119,7 +129,11 @@ export const handoffAt = (seed: number, index: number): SyntheticHandoff => {
   const teaser = `${failed.length} failed approaches ruled out (${failed.slice(0, 2).join("; ").toLowerCase()}) ` +
     `and the ${fix} that fixed the ${part}` +
     (random.chance(0.5) ? `: p99 from ${random.int(400, 9000)} ms to ${random.int(20, 390)} ms.` : ".")
-  const sections = ["Failed approaches", "Recommended next actions", ...random.some(OPTIONAL_SECTIONS, random.int(1, 4))]
+  const sections = [
+    "Failed approaches",
+    "Recommended next actions",
+    ...random.some(OPTIONAL_SECTIONS, random.int(1, 4))
+  ]
   const body = bodyOf(random, stack, part, cause, fix, failed, sections)
   const filer = filerAt(seed, random.int(0, FILERS - 1))
   const vendor = random.pick(VENDORS)

@@ -9,8 +9,8 @@ import { deskCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { hammer } from "./Measure.ts"
 import { freePort, startServer } from "./Processes.ts"
-import { checksOf, mb, type ScenarioResult, scenarioLine, summary, writeResults } from "./Report.ts"
-import { SCENARIOS, scenario, type ScenarioName } from "./Scenarios.ts"
+import { checksOf, mb, scenarioLine, type ScenarioResult, summary, writeResults } from "./Report.ts"
+import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 import { TAGS, textQueries } from "./SyntheticCatalog.ts"
 
@@ -56,15 +56,21 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
 
 const program = Effect.gen(function*() {
   if (!Number.isInteger(handoffs) || handoffs < 1) return yield* Effect.fail("--handoffs takes a positive integer")
-  if (args.desk !== "tsx" && args.desk !== "start") return yield* Effect.fail("--desk takes start (as npm start) or tsx")
-  if (heapMb !== undefined && !(Number.isInteger(heapMb) && heapMb >= 64)) return yield* Effect.fail("--heap-mb takes megabytes, 64 or more")
+  if (args.desk !== "tsx" && args.desk !== "start") {
+    return yield* Effect.fail("--desk takes start (as npm start) or tsx")
+  }
+  if (heapMb !== undefined && !(Number.isInteger(heapMb) && heapMb >= 64)) {
+    return yield* Effect.fail("--heap-mb takes megabytes, 64 or more")
+  }
   if (scenarios.some((_) => !SCENARIOS.includes(_))) {
     return yield* Effect.fail(`--scenarios takes a comma-separated list of ${SCENARIOS.join(", ")}`)
   }
   const store = benchStore(storeKind, handoffs, process.env.DATABASE_URL)
   const startedAt = new Date()
   yield* Console.log(
-    `bench: ${handoffs.toLocaleString("en")} handoffs, ${store.label}, desk run ${args.desk === "tsx" ? "by tsx" : "as npm start runs it"}` +
+    `bench: ${handoffs.toLocaleString("en")} handoffs, ${store.label}, desk run ${
+      args.desk === "tsx" ? "by tsx" : "as npm start runs it"
+    }` +
       `${heapMb === undefined ? "" : ` with a ${heapMb} MB heap`}, ${connections} connections, ` +
       `${seconds} s per scenario after ${warmup} s warm-up; ${cpus().length} CPUs, Node ${process.version}`
   )
@@ -79,57 +85,78 @@ const program = Effect.gen(function*() {
     const tag = yield* directDiscover(tagMix, connections, seconds)
     return { text, tag }
   }).pipe(Effect.provide(store.layer), Effect.orDie)
-  yield* Console.log(`reference: direct discover SQL ${direct.text.rps.toFixed(0)} req/s (text), ${direct.tag.rps.toFixed(0)} req/s (tag)`)
+  yield* Console.log(
+    `reference: direct discover SQL ${direct.text.rps.toFixed(0)} req/s (text), ${
+      direct.tag.rps.toFixed(0)
+    } req/s (tag)`
+  )
 
   const command = yield* Effect.promise(() => deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb))
-  if (command.built !== undefined) yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
-  const { booksAfter, booksBefore, document, peakRss, results, startupMs } = yield* Effect.scoped(Effect.gen(function*() {
-    const desk = yield* serverIn({
-      args: [
-        ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${join("bench", "profiles")}`] : []),
-        ...command.args
-      ],
-      env: { ...store.env, DESK_TRUST_PROXY: "127.0.0.1" },
-      readyPath: "/api/health"
-    })
-    yield* Console.log(`desk: answered /api/health ${desk.startupMs.toFixed(0)} ms after spawn`)
-    const document = yield* Effect.promise(() => fetch(`${desk.url}/api/handoffs/DESK-1`).then((response) => response.arrayBuffer()))
-    const booksBefore = yield* books(desk.url)
-    const results: Array<ScenarioResult> = []
-    let peakRss = desk.takePeakRss()
-    for (const name of scenarios) {
-      // Warm-up on other ids and queries; filings continue where earlier runs stopped, so none is filed twice.
-      const filedSoFar = name === "file" ? Effect.map(books(desk.url), (_) => _.handoffs - handoffs) : Effect.succeed(0)
-      const filed = yield* filedSoFar
-      yield* Effect.promise(() =>
-        hammer(desk.url, scenario(name, name === "file" ? seed : seed + 1, handoffs, filed).requests, connections, warmup)
+  if (command.built !== undefined) {
+    yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
+  }
+  const { booksAfter, booksBefore, document, peakRss, results, startupMs } = yield* Effect.scoped(
+    Effect.gen(function*() {
+      const desk = yield* serverIn({
+        args: [
+          ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${join("bench", "profiles")}`] : []),
+          ...command.args
+        ],
+        env: { ...store.env, DESK_TRUST_PROXY: "127.0.0.1" },
+        readyPath: "/api/health"
+      })
+      yield* Console.log(`desk: answered /api/health ${desk.startupMs.toFixed(0)} ms after spawn`)
+      const document = yield* Effect.promise(() =>
+        fetch(`${desk.url}/api/handoffs/DESK-1`).then((response) => response.arrayBuffer())
       )
-      desk.takePeakRss()
-      const run = scenario(name, seed, handoffs, yield* filedSoFar)
-      const cpuBefore = desk.cpuMs()
-      const measured = yield* Effect.promise(() => hammer(desk.url, run.requests, connections, seconds))
-      const peak = desk.takePeakRss()
-      peakRss = Math.max(peakRss, peak)
-      const row: ScenarioResult = {
-        name,
-        title: run.title,
-        ...measured,
-        peakRssMb: mb(peak),
-        deskCpuMsPerRequest: (desk.cpuMs() - cpuBefore) / Math.max(1, measured.rps * measured.seconds),
-        ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {})
+      const booksBefore = yield* books(desk.url)
+      const results: Array<ScenarioResult> = []
+      let peakRss = desk.takePeakRss()
+      for (const name of scenarios) {
+        // Warm-up on other ids and queries; filings continue where earlier runs stopped, so none is filed twice.
+        const filedSoFar = name === "file"
+          ? Effect.map(books(desk.url), (_) => _.handoffs - handoffs)
+          : Effect.succeed(0)
+        const filed = yield* filedSoFar
+        yield* Effect.promise(() =>
+          hammer(
+            desk.url,
+            scenario(name, name === "file" ? seed : seed + 1, handoffs, filed).requests,
+            connections,
+            warmup
+          )
+        )
+        desk.takePeakRss()
+        const run = scenario(name, seed, handoffs, yield* filedSoFar)
+        const cpuBefore = desk.cpuMs()
+        const measured = yield* Effect.promise(() => hammer(desk.url, run.requests, connections, seconds))
+        const peak = desk.takePeakRss()
+        peakRss = Math.max(peakRss, peak)
+        const row: ScenarioResult = {
+          name,
+          title: run.title,
+          ...measured,
+          peakRssMb: mb(peak),
+          deskCpuMsPerRequest: (desk.cpuMs() - cpuBefore) / Math.max(1, measured.rps * measured.seconds),
+          ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {})
+        }
+        results.push(row)
+        yield* Console.log(scenarioLine(row))
       }
-      results.push(row)
-      yield* Console.log(scenarioLine(row))
-    }
-    const booksAfter = yield* books(desk.url)
-    return { booksAfter, booksBefore, document, peakRss, results, startupMs: desk.startupMs }
-  }))
+      const booksAfter = yield* books(desk.url)
+      return { booksAfter, booksBefore, document, peakRss, results, startupMs: desk.startupMs }
+    })
+  )
 
   const documentPath = join(".bench-data", "preview.json")
   mkdirSync(".bench-data", { recursive: true })
   writeFileSync(documentPath, Buffer.from(document))
   const bare = yield* Effect.scoped(Effect.gen(function*() {
-    const server = yield* serverIn({ args: ["--import", "tsx", "bench/BareHttp.ts"], env: { BENCH_DOCUMENT: documentPath }, readyPath: "/" })
+    const server = yield* serverIn({
+      args: ["--import", "tsx", "bench/BareHttp.ts"],
+      env: { BENCH_DOCUMENT: documentPath },
+      readyPath: "/"
+    })
     yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
     return yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, seconds))
   }))
@@ -142,7 +169,16 @@ const program = Effect.gen(function*() {
   })
   yield* Console.log(summary(checks))
   const file = writeResults(args.out, startedAt, {
-    options: { handoffs, store: store.kind, desk: args.desk, heapMb: heapMb ?? null, connections, seconds, warmup, seed },
+    options: {
+      handoffs,
+      store: store.kind,
+      desk: args.desk,
+      heapMb: heapMb ?? null,
+      connections,
+      seconds,
+      warmup,
+      seed
+    },
     load,
     startupMs,
     scenarios: results,
@@ -153,9 +189,11 @@ const program = Effect.gen(function*() {
 })
 
 program.pipe(
-  Effect.catchAll((error) => Effect.sync(() => {
-    process.stderr.write(`bench: ${String(error)}\n`)
-    process.exitCode = 1
-  })),
+  Effect.catchAll((error) =>
+    Effect.sync(() => {
+      process.stderr.write(`bench: ${String(error)}\n`)
+      process.exitCode = 1
+    })
+  ),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

@@ -34,7 +34,10 @@ export const bundleDesk = async (file = BUNDLE) => {
   const started = performance.now()
   await build({
     // The embedded database runs on a thread of its own, from a bundle beside the desk's.
-    entryPoints: { [basename(file, ".mjs")]: join(root, "src", "main.ts"), "pglite-worker": join(root, "adapters", "storage", "PgliteWorker.ts") },
+    entryPoints: {
+      [basename(file, ".mjs")]: join(root, "src", "main.ts"),
+      "pglite-worker": join(root, "adapters", "storage", "PgliteWorker.ts")
+    },
     outdir: dirname(file),
     define: { __DESK_PGLITE_WORKER__: JSON.stringify("./pglite-worker.mjs") },
     outExtension: { ".js": ".mjs" },
@@ -45,14 +48,19 @@ export const bundleDesk = async (file = BUNDLE) => {
     // PGlite stays a package: it loads its WebAssembly and data files from beside its own modules.
     external: ["@electric-sql/pglite"],
     // Some CommonJS dependencies call require(); an ES module has none of its own.
-    banner: { js: "import { createRequire as __deskRequire } from 'node:module'; const require = __deskRequire(import.meta.url);" },
+    banner: {
+      js:
+        "import { createRequire as __deskRequire } from 'node:module'; const require = __deskRequire(import.meta.url);"
+    },
     logLevel: "error"
   })
   return { file, seconds: (performance.now() - started) / 1000 }
 }
 
 /** The bundle, built first if it is missing or older than its sources. */
-export const freshBundle = async (file = BUNDLE) => (isStale(file) ? { ...(await bundleDesk(file)), built: true } : { file, built: false, seconds: 0 })
+export const freshBundle = async (
+  file = BUNDLE
+) => (isStale(file) ? { ...(await bundleDesk(file)), built: true } : { file, built: false, seconds: 0 })
 
 /** Node's arguments in package.json's `start` script (`node <flags> scripts/start.mjs`), for the bench and tests. */
 export const startArgs = () => {

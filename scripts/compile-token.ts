@@ -10,7 +10,10 @@ export interface TestUsdcArtifact {
 
 interface SolcOutput {
   readonly errors?: ReadonlyArray<{ readonly severity: string; readonly formattedMessage: string }>
-  readonly contracts?: Record<string, Record<string, { abi: ReadonlyArray<unknown>; evm: { bytecode: { object: string } } }>>
+  readonly contracts?: Record<
+    string,
+    Record<string, { abi: ReadonlyArray<unknown>; evm: { bytecode: { object: string } } }>
+  >
 }
 
 // Source key is repository-relative: it is hashed into the bytecode's metadata, so an absolute

@@ -16,7 +16,9 @@ export const BackgroundLive = Layer.scopedDiscard(
     const payouts = yield* Payouts
     const config = yield* DeskConfig
     const tick = Effect.all([ledger.reconcile, payouts.runOnce]).pipe(
-      Effect.catchAllCause((cause) => Effect.logError("settlement reconciliation or payout failed", Cause.pretty(cause)))
+      Effect.catchAllCause((cause) =>
+        Effect.logError("settlement reconciliation or payout failed", Cause.pretty(cause))
+      )
     )
     const wait = Effect.raceFirst(Effect.sleep(Duration.millis(config.outboxIntervalMs)), payouts.nextKick)
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(tick, wait)))

@@ -1,21 +1,25 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
-import { HandoffRepo } from "./Catalog/HandoffRepo.ts"
-import { makeTagsInUse } from "./Catalog/TagsInUse.ts"
+import { type BodyTaken, HandoffRepo } from "./Catalog/HandoffRepo.ts"
 import type { NewHandoff } from "./Catalog/HandoffRow.ts"
+import { fitListing } from "./Catalog/ListingBudget.ts"
+import { makeTagsInUse } from "./Catalog/TagsInUse.ts"
 import { toPreview } from "./Catalog/toPreview.ts"
+import { payoutAddressProblem } from "./Domain/Agent.ts"
+import { bodyKey } from "./Domain/BodyKey.ts"
 import type { CatalogQuery } from "./Domain/Discover.ts"
-import { InvalidHandoff, NotFound, PayoutChangeRefused } from "./Domain/Errors.ts"
+import { DuplicateBody, InvalidHandoff, NotFound, PayoutChangeRefused } from "./Domain/Errors.ts"
 import type { FilingRequest } from "./Domain/Filing.ts"
-import { filingIssues } from "./Domain/FilingRules.ts"
-import { type DeskId, handoffSeq } from "./Domain/Ids.ts"
+import { identityIssues } from "./Domain/FilingRules.ts"
+import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
 import type { Origin } from "./Domain/Preview.ts"
-import { codePoints } from "./Domain/Text.ts"
-import { DEMO_PACKET } from "./Guide/Example.ts"
+import { cleanLabel, codePoints } from "./Domain/Text.ts"
+import { DEMO_PACKET, EXAMPLE_PACKET } from "./Guide/Example.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
+import { Settlement } from "./Settlement.ts"
 
-const normalizeTags = (tags: ReadonlyArray<string>) => [...new Set(tags.map((tag) => tag.trim().toLowerCase()))]
+const normalizeTags = (tags: ReadonlyArray<string>) => [...new Set(tags.map(cleanLabel))].filter((tag) => tag !== "")
 
 export const bodyHash = (body: string) => createHash("sha256").update(body, "utf8").digest("hex")
 
@@ -36,16 +40,22 @@ const toNewHandoff = (request: FilingRequest, origin: Origin, isDemo = false): N
   origin,
   is_demo: isDemo,
   hash: bodyHash(request.body),
+  body_key: isDemo ? null : bodyKey(request.body),
   body_chars: codePoints(request.body)
 })
 
-const notFound = (id: string) => new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
+/** Bodies the desk gives away: never for sale, whoever files them. The demo packet's is reserved here, not by its row. */
+const RESERVED_KEYS = new Set([bodyKey(EXAMPLE_PACKET.body), bodyKey(DEMO_PACKET.body)])
+
+const notFound = (id: string) =>
+  new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
 
 const make = Effect.gen(function*() {
   const repo = yield* HandoffRepo
   const agents = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
-  const tagsInUse = yield* makeTagsInUse(repo.tagsInUse)
+  const { rail } = yield* Settlement
+  const tagsInUse = yield* makeTagsInUse(repo.tagCounts)
 
   /** The filer's agent record is created with its first filing, with the payout address it names, if any. */
   const claimPayout = (agent: DeskId, payoutAddress: string | undefined) =>
@@ -55,34 +65,86 @@ const make = Effect.gen(function*() {
       if (record.payout_address !== null) {
         return yield* Effect.fail(
           new PayoutChangeRefused({
-            message: "This id already has a different payoutAddress; change it through POST /api/agents with a signature."
+            message:
+              "This id already has a different payoutAddress; change it through POST /api/agents with a signature."
           })
         )
       }
       yield* agents.update(agent, payoutAddress, record.spend_cap_micro)
     })
 
+  const payoutIssues = (request: FilingRequest) => {
+    const problem = request.payoutAddress === undefined ? undefined : payoutAddressProblem(request.payoutAddress, rail)
+    return problem === undefined ? [] : [{ path: "payoutAddress", message: problem }]
+  }
+
+  const demoName = Effect.map(
+    repo.demoSeq,
+    Option.match({
+      onNone: () => "",
+      onSome: (seq) => `, also the demo packet ${handoffIdOf(seq)}'s`
+    })
+  )
+
+  /** The 409 that names what already sells this body; a copy of a given-away body names the example. */
+  const duplicateOf = (key: string) =>
+    Effect.gen(function*() {
+      if (RESERVED_KEYS.has(key)) {
+        return new DuplicateBody({
+          message:
+            `This body is the free example's (GET /api/example${yield* demoName}): anyone reads it for free, so ` +
+            "it cannot be sold. File a body of your own work.",
+          duplicateOf: EXAMPLE_PACKET.id
+        })
+      }
+      const listed = Option.map(yield* repo.findByBodyKey(key), handoffIdOf)
+      return new DuplicateBody({
+        message: `This body (trimmed, line endings unified) is already listed${
+          Option.match(listed, { onNone: () => " by a filing being committed now", onSome: (id) => ` as ${id}` })
+        }: a copy cannot be sold again. File a body of your own work.`,
+        duplicateOf: Option.getOrNull(listed)
+      })
+    })
+
+  const refuseReserved = (key: string | null) =>
+    key !== null && RESERVED_KEYS.has(key) ? Effect.flatMap(duplicateOf(key), Effect.fail) : Effect.void
+
+  /** The unique body key holds the rule for every desk on the database; the failed transaction is over by now. */
+  const taken = (error: BodyTaken) => Effect.flatMap(duplicateOf(error.bodyKey), Effect.fail)
+
   const file = Effect.fn("Catalog.file")(function*(agent: DeskId, request: FilingRequest) {
-    const issues = filingIssues(request, agent)
+    const issues = [...identityIssues(request.filerDid, agent), ...payoutIssues(request)]
     if (issues.length > 0) {
       return yield* Effect.fail(
         new InvalidHandoff({ message: `The filing breaks ${issues.length} rule(s): see issues.`, issues })
       )
     }
+    const handoff = toNewHandoff(request, "filed")
+    yield* refuseReserved(handoff.body_key)
     const row = yield* sql.withTransaction(
-      Effect.zipRight(claimPayout(agent, request.payoutAddress), repo.insert(toNewHandoff(request, "filed")))
-    ).pipe(Effect.catchTag("SqlError", Effect.die))
+      Effect.zipRight(claimPayout(agent, request.payoutAddress), repo.insert(handoff))
+    ).pipe(Effect.catchTags({ SqlError: Effect.die, BodyTaken: taken }))
     yield* tagsInUse.add(row.tags)
     return toPreview(row)
   })
 
   /** Seed listings skip the identity check: the operator imports them for other filers. */
   const seed = Effect.fn("Catalog.seed")(function*(request: FilingRequest) {
-    const issues = filingIssues(request, request.filerDid)
-    if (issues.length > 0) {
-      return yield* Effect.fail(new InvalidHandoff({ message: `Seed "${request.title}" breaks a rule.`, issues }))
-    }
-    const row = yield* repo.insert(toNewHandoff(request, "seed"))
+    const handoff = toNewHandoff(request, "seed")
+    yield* refuseReserved(handoff.body_key)
+    // Seeds share one transaction, which a refused insert ends: look first, so the answer can name the listing.
+    const listed = yield* repo.findByBodyKey(handoff.body_key!)
+    if (Option.isSome(listed)) return yield* Effect.flatMap(duplicateOf(handoff.body_key!), Effect.fail)
+    // Refused here, the shared transaction is over: no statement can name the other desk's listing.
+    const row = yield* repo.insert(handoff).pipe(
+      Effect.catchTag("BodyTaken", () =>
+        Effect.fail(
+          new DuplicateBody({
+            message: `"${request.title}": another desk listed this body meanwhile.`,
+            duplicateOf: null
+          })
+        ))
+    )
     yield* tagsInUse.add(row.tags)
     return toPreview(row)
   })
@@ -95,9 +157,11 @@ const make = Effect.gen(function*() {
     return toPreview(row.value)
   })
 
+  /** One page of previews; `omitted` of them left out at its end when the page would pass LISTING_MAX_BYTES. */
   const search = Effect.fn("Catalog.search")(function*(query: CatalogQuery) {
     const { rows, total } = yield* repo.search(query)
-    return { total, items: rows.map(toPreview) }
+    const { items, omitted } = fitListing(rows.map(toPreview))
+    return { total, items, omitted }
   })
 
   const ensureDemo = Effect.gen(function*() {

@@ -1,4 +1,5 @@
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import type { Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 
 export interface DeskSettings {
   readonly port: number

@@ -4,6 +4,7 @@ import { Catalog } from "./Catalog.ts"
 import { HttpLive } from "./Http/Server.ts"
 import { Identity } from "./Identity.ts"
 import { Ledger } from "./Ledger.ts"
+import { Owner } from "./Owner.ts"
 import { Payouts } from "./Payouts.ts"
 
 /** Work done once at startup, after migrations: the sandbox's demo packet must exist. */
@@ -16,6 +17,6 @@ const StartupLive = Layer.effectDiscard(Effect.flatMap(Catalog, (catalog) => cat
 export const DeskLive = HttpLive.pipe(
   Layer.provide(StartupLive),
   Layer.merge(BackgroundLive),
-  Layer.provideMerge(Layer.mergeAll(Catalog.layer, Ledger.layer, Identity.layer)),
+  Layer.provideMerge(Layer.mergeAll(Catalog.layer, Ledger.layer, Identity.layer, Owner.layer)),
   Layer.provideMerge(Payouts.layer)
 )

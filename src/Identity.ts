@@ -5,12 +5,14 @@ import {
   type AgentRegistration,
   type AgentView,
   PAYOUT_CHANGE_RULE,
+  payoutAddressProblem,
   payoutChangeMessage
 } from "./Domain/Agent.ts"
-import { InvalidRequest, NotFound, PayoutChangeRefused } from "./Domain/Errors.ts"
+import { AgentMismatch, InvalidRequest, NotFound, PayoutChangeRefused } from "./Domain/Errors.ts"
 import { DeskId } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
-import { type AgentRow, AgentRepo } from "./Identity/AgentRepo.ts"
+import { AgentRepo, type AgentRow } from "./Identity/AgentRepo.ts"
+import { Settlement } from "./Settlement.ts"
 
 const SIGNATURE_WINDOW_MS = 10 * 60 * 1000
 
@@ -45,6 +47,7 @@ const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistra
 const make = Effect.gen(function*() {
   const repo = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
+  const { rail } = yield* Settlement
 
   const view = Effect.fn("Identity.view")(function*(id: string) {
     const row = isDeskId(id) ? yield* repo.find(id) : Option.none()
@@ -68,12 +71,29 @@ const make = Effect.gen(function*() {
     } satisfies AgentView
   })
 
-  const register = Effect.fn("Identity.register")(function*(request: AgentRegistration) {
+  /** `caller` is the X-AGENT-ID of the request: an agent registers and changes only its own settings. */
+  const register = Effect.fn("Identity.register")(function*(caller: DeskId, request: AgentRegistration) {
+    if (caller !== request.id) {
+      return yield* Effect.fail(
+        new AgentMismatch({
+          message: "X-AGENT-ID must equal id: an agent sets only its own spendCapUsd and payoutAddress."
+        })
+      )
+    }
     if (request.payoutAddress === undefined && request.spendCapUsd === undefined) {
       return yield* Effect.fail(
         new InvalidRequest({
           message: "Send payoutAddress, spendCapUsd or both.",
           issues: [{ path: "", message: "needs payoutAddress or spendCapUsd" }]
+        })
+      )
+    }
+    const problem = request.payoutAddress === undefined ? undefined : payoutAddressProblem(request.payoutAddress, rail)
+    if (problem !== undefined) {
+      return yield* Effect.fail(
+        new InvalidRequest({
+          message: `payoutAddress ${problem}.`,
+          issues: [{ path: "payoutAddress", message: problem }]
         })
       )
     }

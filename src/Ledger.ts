@@ -1,32 +1,22 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { randomBytes } from "node:crypto"
 import { HandoffRepo, type SealedRow } from "./Catalog/HandoffRepo.ts"
 import { DeskConfig } from "./Config.ts"
-import {
-  InvalidRequest,
-  NotFound,
-  NotUnlocked,
-  PaymentRequired,
-  SettlementPending,
-  SpendCapExceeded
-} from "./Domain/Errors.ts"
+import { InvalidRequest, NotFound, NotUnlocked, PaymentRequired, SettlementPending } from "./Domain/Errors.ts"
 import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
-import { splitPrice, toUsd } from "./Domain/Money.ts"
+import { toUsd } from "./Domain/Money.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
+import { offerOf } from "./Ledger/Offer.ts"
 import { makePaidUnlock, type Unlocked } from "./Ledger/PaidUnlock.ts"
 import { PayoutRepo } from "./Ledger/PayoutRepo.ts"
 import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
-import type { ReceiptKind } from "./Ledger/ReceiptRow.ts"
+import { capExceeded, kindOf, mayVote, spendOf } from "./Ledger/Rules.ts"
+import { isUniqueViolation, Sales } from "./Ledger/Sales.ts"
 import { SettlementRepo } from "./Ledger/SettlementRepo.ts"
 import { Payouts } from "./Payouts.ts"
-import { type Offer, Settlement } from "./Settlement.ts"
+import { Settlement } from "./Settlement.ts"
 
 export type { Unlocked } from "./Ledger/PaidUnlock.ts"
-
-const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: unknown } | undefined)?.code === "23505"
-
-const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -35,9 +25,11 @@ const make = Effect.gen(function*() {
   const receipts = yield* ReceiptRepo
   const settlement = yield* Settlement
   const settlements = yield* SettlementRepo
+  const sales = yield* Sales
   const config = yield* DeskConfig
 
-  const notFound = (id: string) => new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
+  const notFound = (id: string) =>
+    new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
 
   const sealed = Effect.fn("Ledger.sealed")(function*(id: string) {
     const seq = handoffSeq(id)
@@ -46,28 +38,10 @@ const make = Effect.gen(function*() {
     return row.value
   })
 
-  const offerOf = (handoff: SealedRow): Offer => {
-    const id = handoffIdOf(handoff.seq)
-    return { handoffId: id, title: handoff.title, priceMicro: handoff.price_micro, resource: `${config.publicUrl}/api/handoffs/${id}/unlock` }
-  }
-
   const paymentRequired = (handoff: SealedRow, message: string) =>
-    new PaymentRequired({ message, x402Version: 1, accepts: settlement.accepts(offerOf(handoff)) })
+    new PaymentRequired({ message, x402Version: 1, accepts: settlement.accepts(offerOf(config.publicUrl, handoff)) })
 
-  const kindOf = (handoff: SealedRow, payer: string): ReceiptKind =>
-    handoff.is_demo ? "demo" : payer === handoff.filer_did ? "self" : "sale"
-
-  const capExceeded = (agent: { spent_micro: number; spend_cap_micro: number }, handoff: SealedRow, payer: string) =>
-    new SpendCapExceeded({
-      message: `This unlock would take your spend to ${toUsd(agent.spent_micro + handoff.price_micro)} USD, over ` +
-        `your spendCapUsd of ${toUsd(agent.spend_cap_micro)}. Ask your owner, then raise it with POST /api/agents ` +
-        `{"id": "${payer}", "spendCapUsd": <new cap>}.`,
-      spendCapUsd: toUsd(agent.spend_cap_micro),
-      spentUsd: toUsd(agent.spent_micro),
-      priceUsd: toUsd(handoff.price_micro)
-    })
-
-  const paid = yield* makePaidUnlock({ offerOf, kindOf, capExceeded })
+  const paid = yield* makePaidUnlock
 
   /**
    * One transaction under the payer's row lock: a repeat unlock finds the first receipt, the spend is
@@ -89,27 +63,11 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      const kind = kindOf(handoff, payer)
-      if (kind === "sale" && Option.isNone(yield* agents.spend(payer, handoff.price_micro))) {
-        return yield* Effect.fail(capExceeded(agent, handoff, payer))
+      const spend = spendOf(kindOf(handoff, payer), handoff.price_micro)
+      if (spend > 0 && Option.isNone(yield* agents.spend(payer, spend))) {
+        return yield* Effect.fail(capExceeded(agent, handoff.price_micro, payer))
       }
-      const split = splitPrice(handoff.price_micro)
-      const receipt = yield* receipts.record({
-        receiptId: newReceiptId(),
-        handoffSeq: handoff.seq,
-        payer,
-        filerDid: handoff.filer_did,
-        priceMicro: handoff.price_micro,
-        filerMicro: split.filer,
-        deskMicro: split.desk,
-        kind,
-        mode: "desk",
-        network: settlement.rail.network,
-        paymentTxHash: null,
-        paymentPayerAddress: null,
-        paymentNonce: null,
-        payoutStatus: kind !== "sale" || split.filer === 0 ? "zero" : "owed"
-      })
+      const receipt = yield* sales.record({ handoff, payer, payment: Option.none() })
       return { alreadyUnlocked: false, receipt, settled: Option.none() } satisfies Unlocked
     })).pipe(
       // Two requests that both passed the lock-free checks: the loser retries and finds the winner's receipt.
@@ -141,7 +99,9 @@ const make = Effect.gen(function*() {
       return { alreadyUnlocked: true, receipt: existing.value, settled } satisfies Unlocked
     }
     if (Option.isNone(payment)) {
-      return yield* Effect.fail(paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT."))
+      return yield* Effect.fail(
+        paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT.")
+      )
     }
     return yield* paid.unlock(agent, handoff, payment.value)
   })
@@ -149,35 +109,77 @@ const make = Effect.gen(function*() {
   const body = Effect.fn("Ledger.body")(function*(handoffId: string, agent: Option.Option<DeskId>) {
     const seq = handoffSeq(handoffId)
     // No agent reads as "": no filer or payer has that id, so the body stays sealed.
-    const row = Option.isSome(seq) ? yield* handoffs.findSealedFor(seq.value, Option.getOrElse(agent, () => "")) : Option.none()
+    const row = Option.isSome(seq)
+      ? yield* handoffs.findSealedFor(seq.value, Option.getOrElse(agent, () => ""))
+      : Option.none()
     if (Option.isNone(row)) return yield* Effect.fail(notFound(handoffId))
     const handoff = row.value
     if (handoff.body === null) {
       return yield* Effect.fail(paymentRequired(
         handoff,
-        `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${handoffIdOf(handoff.seq)}/unlock with X-AGENT-ID ` +
+        `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${
+          handoffIdOf(handoff.seq)
+        }/unlock with X-AGENT-ID ` +
           `and {"payer": <your id>} (${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`
       ))
     }
-    return { ok: true as const, id: handoffIdOf(handoff.seq), title: handoff.title, hash: handoff.hash, body: handoff.body }
+    return {
+      ok: true as const,
+      id: handoffIdOf(handoff.seq),
+      title: handoff.title,
+      hash: handoff.hash,
+      body: handoff.body
+    }
   })
 
   const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {
     const handoff = yield* sealed(handoffId)
-    if (Option.isNone(yield* receipts.findFor(agent, handoff.seq))) {
-      return yield* Effect.fail(new NotUnlocked({ message: "Only an identity that unlocked this handoff can rate it." }))
+    const receipt = yield* receipts.findFor(agent, handoff.seq)
+    if (Option.isNone(receipt)) {
+      return yield* Effect.fail(new NotUnlocked({ message: "Only an identity that bought this handoff can rate it." }))
+    }
+    if (!mayVote(receipt.value.kind)) {
+      return yield* Effect.fail(
+        new NotUnlocked({
+          message:
+            "Only buyers vote: a filer's own unlock and the demo packet's do not count as purchases, so they cannot rate it."
+        })
+      )
     }
     yield* sql.withTransaction(receipts.vote(handoff.seq, agent, useful)).pipe(Effect.catchTag("SqlError", Effect.die))
     const row = yield* handoffs.findBySeq(handoff.seq)
-    return { ok: true as const, id: handoffIdOf(handoff.seq), useful: Option.getOrThrow(row).useful, notUseful: Option.getOrThrow(row).not_useful, yourVote: useful }
+    return {
+      ok: true as const,
+      id: handoffIdOf(handoff.seq),
+      useful: Option.getOrThrow(row).useful,
+      notUseful: Option.getOrThrow(row).not_useful,
+      yourVote: useful
+    }
   })
 
-  return { unlock, body, feedback, reconcile: paid.reconcile, list: receipts.list, recentSales: receipts.recentSales, totals: receipts.totals, census: receipts.census } as const
+  return {
+    unlock,
+    body,
+    feedback,
+    reconcile: paid.reconcile,
+    list: receipts.list,
+    recentSales: receipts.recentSales,
+    totals: receipts.totals,
+    census: receipts.census
+  } as const
 })
 
 export class Ledger extends Context.Tag("Ledger")<Ledger, Effect.Effect.Success<typeof make>>() {
   static readonly layer = Layer.effect(Ledger, make).pipe(
     // Payouts.layer is the same value DeskLive provides, so both share one instance (layers memoize by reference).
-    Layer.provide([HandoffRepo.layer, AgentRepo.layer, ReceiptRepo.layer, SettlementRepo.layer, PayoutRepo.layer, Payouts.layer])
+    Layer.provide(Sales.layer),
+    Layer.provide([
+      HandoffRepo.layer,
+      AgentRepo.layer,
+      ReceiptRepo.layer,
+      SettlementRepo.layer,
+      PayoutRepo.layer,
+      Payouts.layer
+    ])
   )
 }

@@ -1,14 +1,20 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Queue } from "effect"
+import { randomUUID } from "node:crypto"
 import { DeskConfig } from "./Config.ts"
-import { PayoutRepo, type PayoutRow } from "./Ledger/PayoutRepo.ts"
+import { type Lease, PayoutRepo, type PayoutRow } from "./Ledger/PayoutRepo.ts"
 import { type PayoutRail, Settlement, type SignedPayout } from "./Settlement.ts"
 
 const MAX_RETRY_SECONDS = 600
 const BATCH = 20
+/** Room for the database writes around a step, beyond the step's own bound. */
+const LEASE_MARGIN_SECONDS = 5
 
 /** A node's answer to re-broadcasting a transaction it has already seen (or mined). */
-const alreadySeen = /already known|already imported|nonce too low|replacement transaction underpriced|nonce has already been used/i
+const alreadySeen =
+  /already known|already imported|nonce too low|replacement transaction underpriced|nonce has already been used/i
+
+/** Another worker took the payout over (this one's lease lapsed): stop without writing or broadcasting anything. */
+class LostLease extends Data.TaggedError("LostLease")<{ readonly receiptId: string }> {}
 
 const signedOf = (row: PayoutRow): Option.Option<SignedPayout> =>
   row.signed_tx !== null && row.tx_hash !== null && row.tx_nonce !== null
@@ -17,94 +23,123 @@ const signedOf = (row: PayoutRow): Option.Option<SignedPayout> =>
 
 /**
  * The payout outbox worker. A payout is signed, stored with its hash, and only then broadcast; a stored
- * transaction is re-broadcast until it is mined, and replaced only once it can never be mined (reverted, or
- * its nonce taken by another transaction), so no crash or retry can pay a filer twice.
+ * transaction is re-broadcast until it is mined, and replaced only once it can never be mined (reverted, or its
+ * nonce taken by another transaction) and no mined transfer carries its reference. Each claim of a payout takes
+ * a new lease token; every write names it, and the lease is renewed before each bounded step, so a worker whose
+ * lease lapsed (a slow RPC, a paused process) stops before it can store, broadcast or overwrite anything.
  */
 const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const repo = yield* PayoutRepo
   const settlement = yield* Settlement
   const config = yield* DeskConfig
-  const leaseSeconds = Math.ceil(Duration.toSeconds(settlement.settleTimeout)) + 5
   const kicks = yield* Queue.dropping<void>(1)
+  // One worker per process: payouts and settlements share the wallet's nonce counter, which two concurrent
+  // signers in one process could leave with a gap.
+  const oneAtATime = yield* Effect.makeSemaphore(1)
 
   const retryIn = (attempts: number) => Math.min((config.payoutRetryMs / 1000) * 2 ** attempts, MAX_RETRY_SECONDS)
 
-  const failed = (row: PayoutRow, error: string) =>
-    Effect.zipRight(
-      Effect.logWarning("payout failed; it will be retried", { receiptId: row.receipt_id, error }),
-      sql.withTransaction(repo.markFailed(row.receipt_id, error, retryIn(row.attempts))).pipe(Effect.orDie)
-    )
+  const work = (rail: PayoutRail, lease: Lease) => {
+    const { row } = lease
+    const leaseSeconds = Math.ceil(Duration.toSeconds(rail.stepTimeout)) + LEASE_MARGIN_SECONDS
+    const held = (
+      written: boolean
+    ) => (written ? Effect.void : Effect.fail(new LostLease({ receiptId: row.receipt_id })))
+    const renew = Effect.flatMap(repo.renew(lease, leaseSeconds), held)
+    /** One bounded step; the lease, renewed just before, outlasts it. */
+    const step = <A>(effect: Effect.Effect<A, string>) =>
+      Effect.zipRight(
+        renew,
+        Effect.either(Effect.timeoutFail(effect, { duration: rail.stepTimeout, onTimeout: () => "timed out" }))
+      )
 
-  const sent = (row: PayoutRow, txHash: string) =>
-    sql.withTransaction(repo.markSent(row.receipt_id, txHash)).pipe(Effect.orDie)
+    const failed = (error: string) =>
+      Effect.zipRight(
+        Effect.logWarning("payout failed; it will be retried", { receiptId: row.receipt_id, error }),
+        Effect.flatMap(repo.markFailed(lease, error, retryIn(row.attempts)), held)
+      )
+    const sent = (txHash: string) => Effect.flatMap(repo.markSent(lease, txHash), held)
 
-  const confirm = (rail: PayoutRail, row: PayoutRow, signed: SignedPayout) =>
-    Effect.flatMap(Effect.either(rail.confirm(signed)), (state) => {
-      if (state._tag === "Left") return failed(row, state.left)
-      switch (state.right._tag) {
-        case "Confirmed":
-          return sent(row, signed.txHash)
-        case "InFlight":
-          return repo.retryLater(row.receipt_id, retryIn(0))
-        case "Reverted":
-        case "Dead":
-          return failed(row, `payout transaction ${signed.txHash} ${state.right._tag === "Dead" ? "was replaced" : "reverted"}`)
-      }
-    })
-
-  const broadcast = (rail: PayoutRail, row: PayoutRow, signed: SignedPayout) =>
-    Effect.flatMap(Effect.either(rail.broadcast(signed.signedTx)), (result) =>
-      result._tag === "Right" || alreadySeen.test(result.left) ? confirm(rail, row, signed) : failed(row, result.left))
-
-  const signAndStore = (rail: PayoutRail, row: PayoutRow) =>
-    Effect.gen(function*() {
-      const signed = yield* Effect.either(rail.sign(row.to_address!, row.amount_micro, row.receipt_id))
-      if (signed._tag === "Left") {
-        yield* failed(row, signed.left)
-        return Option.none<SignedPayout>()
-      }
-      const { signedTx, txHash, txNonce } = signed.right
-      // Committed before the broadcast: after a crash the worker finds these bytes and sends them again.
-      yield* sql.withTransaction(repo.storeSigned(row.receipt_id, signedTx, txHash, txNonce)).pipe(Effect.orDie)
-      return Option.some(signed.right)
-    })
-
-  const settle = (rail: PayoutRail, row: PayoutRow) =>
-    Effect.gen(function*() {
-      const stored = signedOf(row)
-      if (Option.isSome(stored)) {
-        const state = yield* Effect.either(rail.state(stored.value))
-        if (state._tag === "Left") return yield* failed(row, state.left)
+    const confirm = (signed: SignedPayout) =>
+      Effect.flatMap(step(rail.confirm(signed)), (state) => {
+        if (state._tag === "Left") return failed(state.left)
         switch (state.right._tag) {
           case "Confirmed":
-            return yield* sent(row, stored.value.txHash)
+            return sent(signed.txHash)
           case "InFlight":
-            return yield* broadcast(rail, row, stored.value)
+            return Effect.flatMap(repo.retryLater(lease, retryIn(0)), held)
           case "Reverted":
           case "Dead":
-            // It can never be mined now, so a new transaction cannot be a second payment.
-            yield* repo.discardSigned(row.receipt_id)
+            return failed(
+              `payout transaction ${signed.txHash} ${state.right._tag === "Dead" ? "was replaced" : "reverted"}`
+            )
+        }
+      })
+
+    const broadcast = (signed: SignedPayout) =>
+      Effect.flatMap(
+        step(rail.broadcast(signed.signedTx)),
+        (result) => result._tag === "Right" || alreadySeen.test(result.left) ? confirm(signed) : failed(result.left)
+      )
+
+    const signAndSend = Effect.gen(function*() {
+      const signed = yield* step(rail.sign(row.to_address!, row.amount_micro, row.receipt_id))
+      if (signed._tag === "Left") return yield* failed(signed.left)
+      // Committed before the broadcast, and only while the lease is held: bytes that could not be stored are never sent.
+      const stored = yield* repo.storeSigned(lease, signed.right)
+      if (!stored) {
+        yield* rail.resetNonces
+        return yield* held(false)
+      }
+      return yield* broadcast(signed.right)
+    })
+
+    return Effect.gen(function*() {
+      const stored = signedOf(row)
+      if (Option.isNone(stored)) return yield* signAndSend
+      const state = yield* step(rail.state(stored.value))
+      if (state._tag === "Left") return yield* failed(state.left)
+      switch (state.right._tag) {
+        case "Confirmed":
+          return yield* sent(stored.value.txHash)
+        case "InFlight":
+          return yield* broadcast(stored.value)
+        case "Reverted":
+        case "Dead": {
+          // It can never be mined now; a replacement is safe unless another of this payout's transactions was.
+          const mined = yield* step(
+            rail.findMined(row.to_address!, row.amount_micro, row.receipt_id, BigInt(row.from_block ?? 0))
+          )
+          if (mined._tag === "Left") return yield* failed(mined.left)
+          if (Option.isSome(mined.right)) return yield* sent(mined.right.value)
+          yield* Effect.flatMap(repo.discardSigned(lease), held)
+          return yield* signAndSend
         }
       }
-      const signed = yield* signAndStore(rail, row)
-      if (Option.isSome(signed)) yield* broadcast(rail, row, signed.value)
-    })
+    }).pipe(
+      Effect.catchTag(
+        "LostLease",
+        (lost) => Effect.logInfo("payout lease lost to another worker; stopping", lost.receiptId)
+      )
+    )
+  }
 
   /** Promotes owed payouts whose filer now has an address, then works through the due ones. */
   const runOnce = Effect.gen(function*() {
     const rail = settlement.payouts
     if (Option.isNone(rail)) return 0
-    yield* sql.withTransaction(repo.promoteOwed).pipe(Effect.orDie)
+    yield* repo.promoteOwed
+    const leaseSeconds = Math.ceil(Duration.toSeconds(rail.value.stepTimeout)) + LEASE_MARGIN_SECONDS
     let done = 0
     while (done < BATCH) {
-      const due = yield* repo.claimDue(leaseSeconds)
+      const token = randomUUID()
+      const due = yield* repo.claimDue(leaseSeconds, token)
       if (Option.isNone(due)) break
-      yield* settle(rail.value, due.value)
+      yield* work(rail.value, { row: due.value, token })
       done++
     }
     return done
-  }).pipe(Effect.withSpan("Payouts.runOnce"))
+  }).pipe(oneAtATime.withPermits(1), Effect.withSpan("Payouts.runOnce"))
 
   return {
     runOnce,

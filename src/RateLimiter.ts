@@ -1,7 +1,5 @@
 import type { Cause } from "effect"
-import { Config, Context, Effect, Layer, Option, Redacted, Ref } from "effect"
-import * as MemoryStore from "../adapters/ratelimit/Memory.ts"
-import * as RedisStore from "../adapters/ratelimit/Redis.ts"
+import { Config, Context, Effect, Ref } from "effect"
 
 export interface RatePolicy {
   readonly limit: number
@@ -29,6 +27,7 @@ export interface WindowStep {
   readonly allFreeMicros: number
 }
 
+/** The port a rate-limit store implements (adapters/ratelimit: one process in memory, or Redis shared by desks). */
 export interface RateStore {
   readonly take: (
     key: string,
@@ -80,10 +79,18 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
         Ref.getAndSet(storeUp, false).pipe(
           Effect.tap((wasUp) =>
             wasUp
-              ? Effect.logWarning(`Rate limit store unavailable (${cause.message}); requests pass unlimited until it answers`)
+              ? Effect.logWarning(
+                `Rate limit store unavailable (${cause.message}); requests pass unlimited until it answers`
+              )
               : Effect.void
           ),
-          Effect.as<RateDecision>({ allowed: true, limit: policy.limit, remaining: policy.limit, resetSeconds: 0, retryAfterSeconds: 0 })
+          Effect.as<RateDecision>({
+            allowed: true,
+            limit: policy.limit,
+            remaining: policy.limit,
+            resetSeconds: 0,
+            retryAfterSeconds: 0
+          })
         )
 
       const recovered = Ref.getAndSet(storeUp, true).pipe(
@@ -101,25 +108,4 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
           )
       })
     })
-
-  static readonly layerMemory = (policy: RatePolicy) =>
-    Layer.effect(RateLimiter, Effect.flatMap(MemoryStore.make, (store) => RateLimiter.make(policy, store)))
-
-  static readonly layerRedis = (policy: RatePolicy, options: RedisStore.RedisStoreOptions) =>
-    Layer.scoped(RateLimiter, Effect.flatMap(RedisStore.make(options), (store) => RateLimiter.make(policy, store)))
-
-  /** Redis when `REDIS_URL` is set, so several desks share one budget; memory otherwise. */
-  static readonly layerConfig = Layer.unwrapEffect(
-    Effect.gen(function*() {
-      const policy = yield* policyConfig
-      const url = Option.filter(
-        yield* Config.option(Config.redacted("REDIS_URL")),
-        (url) => Redacted.value(url).trim() !== ""
-      )
-      return Option.match(url, {
-        onNone: () => RateLimiter.layerMemory(policy),
-        onSome: (url) => RateLimiter.layerRedis(policy, { url })
-      })
-    })
-  )
 }

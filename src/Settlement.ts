@@ -21,21 +21,35 @@ export interface VerifiedPayment {
 }
 
 /**
- * A settlement attempt as data. `Refused` is final only because the authorization is still unused and the
- * refusal came before anything was broadcast; anything the adapter cannot be sure of is `Unknown`.
+ * The one token `Transfer` log that backs a paid unlock: emitted by the same call as this authorization's
+ * `AuthorizationUsed`, from the authorizer to payTo, of exactly the price. No two unlocks share one.
+ */
+export interface TransferRef {
+  readonly chainId: number
+  readonly txHash: string
+  readonly logIndex: number
+}
+
+/**
+ * A settlement attempt as data. `NotPaid`: the chain proves this authorization can never pay the desk (spent
+ * elsewhere, cancelled, expired unused). `Refused`: the facilitator refused the payment itself (its signature,
+ * amount, recipient...) before broadcasting, and the chain shows it unused; final only for a claim's first
+ * attempt, since an earlier attempt may have been broadcast. Anything else is `Unknown`, never a refusal.
  */
 export type SettleOutcome =
-  | { readonly _tag: "Settled"; readonly txHash: string }
+  | { readonly _tag: "Settled"; readonly transfer: TransferRef }
+  | { readonly _tag: "NotPaid"; readonly reason: string }
   | { readonly _tag: "Refused"; readonly reason: string; readonly message: string }
   | { readonly _tag: "Unknown"; readonly detail: string }
 
 /**
- * The token's own record of an authorization (EIP-3009 `authorizationState`): `Used` by a transaction that
- * paid the desk, `Unused`, or `Spent` without paying the desk (cancelled, or a different transfer).
+ * The token's own record of an authorization, read at one block: `Used` by the transfer that paid the desk,
+ * `Unused` (`expired`: it can never be used any more), `Spent` without paying the desk (cancelled, or its own
+ * transfer went elsewhere), or `Unknown` (not answered, or not seen yet: never a refusal).
  */
 export type AuthorizationLookup =
-  | { readonly _tag: "Used"; readonly txHash: string }
-  | { readonly _tag: "Unused" }
+  | { readonly _tag: "Used"; readonly transfer: TransferRef }
+  | { readonly _tag: "Unused"; readonly expired: boolean }
   | { readonly _tag: "Spent"; readonly reason: string }
   | { readonly _tag: "Unknown"; readonly detail: string }
 
@@ -54,12 +68,26 @@ export type PayoutState =
 
 /** USDC transfers from the desk wallet: signing is separate from broadcasting so the signed bytes can be stored first. */
 export interface PayoutRail {
+  /**
+   * The longest any one step below can take, every RPC call's retries included: a worker's lease on a payout
+   * covers one step and is renewed before the next.
+   */
+  readonly stepTimeout: Duration.Duration
   /** `reference` (the receipt id) rides in the transaction, so no two payouts share bytes or a hash. */
   readonly sign: (to: string, amountMicro: number, reference: string) => Effect.Effect<SignedPayout, string>
+  /** Forgets nonces handed out for bytes that will never be broadcast (a worker that lost its lease). */
+  readonly resetNonces: Effect.Effect<void>
   readonly broadcast: (signedTx: string) => Effect.Effect<void, string>
   readonly state: (payout: SignedPayout) => Effect.Effect<PayoutState, string>
   /** Waits (bounded) for the transaction to be mined; `InFlight` when it was not in time. */
   readonly confirm: (payout: SignedPayout) => Effect.Effect<PayoutState, string>
+  /** A mined, successful transfer of this payout (one carrying `reference`) since `fromBlock`: its hash. */
+  readonly findMined: (
+    to: string,
+    amountMicro: number,
+    reference: string,
+    fromBlock: bigint
+  ) => Effect.Effect<Option.Option<string>, string>
 }
 
 export interface Rail {
@@ -98,6 +126,7 @@ export class Settlement extends Context.Tag("Settlement")<Settlement, {
   readonly verify: (payment: VerifiedPayment) => Effect.Effect<void, PaymentInvalid | SettlementUnavailable>
   /** Bounded by `settleTimeout`; `fromBlock` is where to look for the transaction if the answer is lost. */
   readonly settle: (payment: VerifiedPayment, fromBlock: bigint) => Effect.Effect<SettleOutcome>
+  /** The longest one settlement attempt (lookup, settle, lookup) can take: a claim's lease covers it. */
   readonly settleTimeout: Duration.Duration
   readonly lookup: (payment: VerifiedPayment, fromBlock: bigint) => Effect.Effect<AuthorizationLookup>
   /** The chain head, recorded with a claim so a later lookup searches logs from there. */

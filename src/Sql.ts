@@ -1,8 +1,5 @@
 import { Migrator, SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
-import * as Pglite from "../adapters/storage/Pglite.ts"
-import * as Postgres from "../adapters/storage/Postgres.ts"
-import { DeskConfig } from "./Config.ts"
+import { Effect, Layer } from "effect"
 import { loader } from "./Migrations/index.ts"
 
 const MIGRATIONS_TABLE = "desk_migrations"
@@ -26,17 +23,6 @@ const ensureMigrationsTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 
 const runMigrations = Effect.zipRight(ensureMigrationsTable, Migrator.make({})({ loader, table: MIGRATIONS_TABLE }))
 
-/** PostgreSQL when DATABASE_URL is set, the embedded PGlite database in DESK_DATA_DIR otherwise. */
-export const StorageLive = Layer.unwrapEffect(
-  Effect.map(DeskConfig, (config) =>
-    Option.match(config.databaseUrl, {
-      onNone: () => Pglite.layer({ dataDir: config.dataDir }),
-      onSome: Postgres.layer
-    }))
-)
-
 /** A SqlClient whose schema is current: the desk cannot start on an old schema. */
 export const migrated = <E, R>(storage: Layer.Layer<SqlClient.SqlClient, E, R>) =>
   Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(storage))
-
-export const SqlLive = migrated(StorageLive)

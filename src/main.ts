@@ -1,52 +1,67 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Config, Effect, Layer, Option } from "effect"
-import * as DeskReceipt from "../adapters/settlement/DeskReceipt.ts"
-import * as X402 from "../adapters/settlement/X402.ts"
+import { Cause, Effect, Layer } from "effect"
+import { LedgerOnlySettlement, RateLimiterLive, SettlementLive, StoreLive } from "./Adapters.ts"
+import { Catalog } from "./Catalog.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
+import { ClientConcurrency } from "./Http/ClientConcurrency.ts"
 import { TrustedProxies } from "./Http/ClientIp.ts"
 import * as NodeServer from "./Http/NodeServer.ts"
 import * as JsonLogger from "./JsonLogger.ts"
-import { RateLimiter } from "./RateLimiter.ts"
-import { SqlLive } from "./Sql.ts"
+import { readSeedFile, seedListings } from "./Seed.ts"
+import { migrated } from "./Sql.ts"
+import { startupReason } from "./Startup.ts"
 
-/** Adapters are chosen here, from configuration, and nowhere else: x402 when a chain RPC is configured. */
-const SettlementLive = Layer.unwrapEffect(
-  Effect.map(
-    Config.string("DESK_CHAIN_RPC_URL").pipe(Config.option, Config.map(Option.filter((_) => _.trim() !== ""))),
-    (rpcUrl) => (Option.isSome(rpcUrl) ? X402.layerConfig : DeskReceipt.layer)
-  )
-)
+/** The chosen store, migrated before the desk uses it. */
+const StorageLive = migrated(StoreLive)
 
-const MainLive = DeskLive.pipe(
-  Layer.provide(NodeServer.layerConfig),
+const DeskMainLive = DeskLive.pipe(
+  Layer.provide(StorageLive),
+  Layer.provide([RateLimiterLive, TrustedProxies.layerConfig, ClientConcurrency.layerConfig]),
+  // Built before the store (an outer provide is built first): a chain setting, HOST or PORT that cannot work
+  // fails at once instead of after the embedded database has spent seconds opening. Requests that arrive
+  // meanwhile wait for the API (NodeServer.holdUntilServed).
   Layer.provide(SettlementLive),
-  Layer.provide([RateLimiter.layerConfig, TrustedProxies.layerConfig]),
-  Layer.provide(SqlLive),
+  Layer.provide(NodeServer.layerConfig),
   Layer.provide(DeskConfig.layer),
   Layer.provide(JsonLogger.layer),
   // No trace exporter is configured: spans would be built on every request only to be dropped.
   Layer.provide(Layer.setTracerEnabled(false))
 )
 
-/** Startup failures (bad configuration, unreachable database) are one line on stderr, not a stack trace. */
-const reportStartupFailure = (cause: Cause.Cause<unknown>) =>
-  Effect.sync(() => {
-    process.stderr.write(`handoff-desk: cannot start: ${reasonOf(Cause.squash(cause)).split("\n")[0]}\n`)
-    process.exitCode = 1
-  })
+/**
+ * Failures are one line on stderr, not a stack trace; the program then fails, so the runtime exits 1 at once
+ * instead of waiting for handles a half-built layer left open.
+ */
+const reportFailure = (prefix: string) => (cause: Cause.Cause<unknown>) =>
+  Effect.zipRight(
+    Effect.sync(() => process.stderr.write(`${prefix}: ${startupReason(cause)}\n`)),
+    Effect.failCause(cause)
+  )
 
-/** The first message down the chain of causes: a failed listen is a ServeError with no message of its own. */
-const reasonOf = (failure: unknown): string => {
-  let current = failure
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (current.message.trim() !== "") return current.message
-    current = current.cause
-  }
-  return current instanceof Error || current === undefined ? "unknown failure" : String(current)
-}
+const [command, ...args] = process.argv.slice(2)
 
-Layer.launch(MainLive).pipe(
-  Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : reportStartupFailure(cause))),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
-)
+/** `main.ts` runs the desk; `main.ts seed <file.json>` (npm run seed) imports seed listings into the same store. */
+const program = command === "seed"
+  ? readSeedFile(args[0]).pipe(
+    Effect.flatMap((listings) =>
+      seedListings(listings).pipe(
+        // Seeding moves no money: the desk-receipt rail stands in for whatever chain the desk settles on.
+        Effect.provide(
+          Catalog.layer.pipe(
+            Layer.provide(LedgerOnlySettlement),
+            Layer.provideMerge(StorageLive),
+            Layer.provide(DeskConfig.layer)
+          )
+        )
+      )
+    ),
+    Effect.catchAllCause(reportFailure("seed"))
+  )
+  : Layer.launch(DeskMainLive).pipe(
+    Effect.catchAllCause((
+      cause
+    ) => (Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure("handoff-desk: cannot start")(cause)))
+  )
+
+program.pipe(NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true }))

@@ -35,10 +35,14 @@ const anvilCommand = (): ReadonlyArray<string> => {
 export const spawnAnvil = async (options: AnvilOptions): Promise<AnvilProcess> => {
   const args = [
     ...anvilCommand(),
-    "--host", "127.0.0.1",
-    "--port", String(options.port),
-    "--chain-id", String(options.chainId),
-    "--mnemonic", options.mnemonic
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(options.port),
+    "--chain-id",
+    String(options.chainId),
+    "--mnemonic",
+    options.mnemonic
   ]
   // detached: a Ctrl-C in the terminal reaches only us, and we shut anvil down in order.
   const child = spawn("sh", ["-c", watchdog, ...args], { stdio: ["pipe", "pipe", "pipe"], detached: true })

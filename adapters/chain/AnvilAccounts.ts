@@ -1,4 +1,4 @@
-import { toHex, type Address, type Hex } from "viem"
+import { type Address, type Hex, toHex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 
 export interface ChainAccount {

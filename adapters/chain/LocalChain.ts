@@ -1,15 +1,15 @@
 import {
+  type Abi,
+  type Address,
+  type Chain,
   createPublicClient,
   createTestClient,
   createWalletClient,
   defineChain,
   getAddress,
+  type Hex,
   http,
-  parseUnits,
-  type Abi,
-  type Address,
-  type Chain,
-  type Hex
+  parseUnits
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { spawnAnvil } from "./Anvil.ts"
@@ -92,7 +92,12 @@ const deployToken = async (
   if (deployment.status !== "success" || !tokenAddress) throw new Error("TestUsdc deployment failed")
   for (const [to, amount] of mints) {
     const receipt = await publicClient.waitForTransactionReceipt({
-      hash: await wallet.writeContract({ address: tokenAddress, abi: testUsdc.abi, functionName: "mint", args: [to, amount] })
+      hash: await wallet.writeContract({
+        address: tokenAddress,
+        abi: testUsdc.abi,
+        functionName: "mint",
+        args: [to, amount]
+      })
     })
     if (receipt.status !== "success") throw new Error(`TestUsdc mint to ${to} failed`)
   }
@@ -104,5 +109,8 @@ const installMulticall3 = async (chain: Chain) => {
   // A call without `to` runs the creation code and returns the runtime code it would deploy.
   const { data } = await publicClient.call({ data: multicall3CreationCode })
   if (data === undefined) throw new Error("Multicall3 creation code returned no runtime code")
-  await createTestClient({ chain, mode: "anvil", transport: http() }).setCode({ address: multicall3Address, bytecode: data })
+  await createTestClient({ chain, mode: "anvil", transport: http() }).setCode({
+    address: multicall3Address,
+    bytecode: data
+  })
 }

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
-import type { RateStore } from "../../src/RateLimiter.ts"
+import { Effect, Layer } from "effect"
+import { RateLimiter, type RatePolicy, type RateStore } from "../../src/RateLimiter.ts"
 
 /** Sliding-window log for one process: per key, the times (µs) of its requests allowed in the last window, oldest first. */
 export const make = Effect.sync((): RateStore & { readonly trackedKeys: () => number } => {
@@ -38,3 +38,7 @@ export const make = Effect.sync((): RateStore & { readonly trackedKeys: () => nu
       )
   }
 })
+
+/** The rate limiter over this process's own memory: one budget per client for a single desk process. */
+export const layer = (policy: RatePolicy) =>
+  Layer.effect(RateLimiter, Effect.flatMap(make, (store) => RateLimiter.make(policy, store)))

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto"
-import { Cause, Duration, Effect, Redacted } from "effect"
+import { Cause, Duration, Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
-import type { RateStore } from "../../src/RateLimiter.ts"
+import { randomUUID } from "node:crypto"
+import { RateLimiter, type RatePolicy, type RateStore } from "../../src/RateLimiter.ts"
 
 // A sorted set per key, scored by the time (µs) of each allowed request. Redis's own clock (TIME), not
 // each desk's, so desks with skewed clocks still share one window. Refusals write nothing, and the key
@@ -27,7 +27,12 @@ return { allowed, used, oldest + window - now, newest + window - now }
 `
 
 interface WindowRedis extends Redis {
-  deskSlidingWindow(key: string, limit: number, windowMicros: number, member: string): Promise<[number, number, number, number]>
+  deskSlidingWindow(
+    key: string,
+    limit: number,
+    windowMicros: number,
+    member: string
+  ): Promise<[number, number, number, number]>
 }
 
 export interface RedisStoreOptions {
@@ -67,7 +72,8 @@ export const make = Effect.fn("RedisRateStore.make")(function*(options: RedisSto
     take: (key, limit, windowMicros) =>
       Effect.tryPromise({
         try: () => redis.deskSlidingWindow(prefix + key, limit, windowMicros, `${desk}:${++sent}`),
-        catch: (error) => new Cause.UnknownException(error, `Redis: ${error instanceof Error ? error.message : String(error)}`)
+        catch: (error) =>
+          new Cause.UnknownException(error, `Redis: ${error instanceof Error ? error.message : String(error)}`)
       }).pipe(
         Effect.timeout(Duration.millis(500)),
         Effect.map(([allowed, used, nextFreeMicros, allFreeMicros]) => ({
@@ -79,3 +85,7 @@ export const make = Effect.fn("RedisRateStore.make")(function*(options: RedisSto
       )
   } satisfies RateStore
 })
+
+/** The rate limiter over Redis: desks sharing one Redis share one budget per client. */
+export const layer = (policy: RatePolicy, options: RedisStoreOptions) =>
+  Layer.scoped(RateLimiter, Effect.flatMap(make(options), (store) => RateLimiter.make(policy, store)))

@@ -18,7 +18,8 @@ const rail: Rail = {
   note: "test double"
 }
 
-const unexpected = (method: string) => () => Effect.dieMessage(`Settlement.${method} was called but the test did not stub it`)
+const unexpected = (method: string) => () =>
+  Effect.dieMessage(`Settlement.${method} was called but the test did not stub it`)
 
 /** A Settlement that dies on every method the test did not stub, so a test states what it relies on. */
 export const layerTest = (stubs: Partial<Port> = {}) =>

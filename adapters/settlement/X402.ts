@@ -4,12 +4,12 @@ import { PaymentInvalid, SettlementUnavailable } from "../../src/Domain/Errors.t
 import {
   type AuthorizationLookup,
   type Rail,
-  type SettleOutcome,
   Settlement,
+  type SettleOutcome,
   type VerifiedPayment
 } from "../../src/Settlement.ts"
 import { makeChain } from "./X402Chain.ts"
-import { x402Settings, type X402Settings } from "./X402Config.ts"
+import { type X402Settings, x402Settings } from "./X402Config.ts"
 import { makeFacilitator } from "./X402Facilitator.ts"
 import { makePayouts } from "./X402Payouts.ts"
 import { caipNetwork, checkPayment, encodeHeader, paymentRequiredV2, requirementsV1 } from "./X402Requirements.ts"
@@ -19,25 +19,21 @@ const RETRY_AFTER_SECONDS = 5
 const describe = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0]! : String(error))
 
 /**
- * The exact EVM facilitator's verdicts on the payment itself. A settle failure counts as a refusal only when
- * the authorization is unused on-chain and a fresh verification gives one of these; some failures carry a
- * raw error message instead of a code, and those prove nothing.
+ * The exact EVM facilitator's verdicts on the payment itself, which no chain event changes (its signature, amount,
+ * recipient, domain): such a payment can never pay the desk. Verdicts on the chain's state (nonce already used,
+ * balance, validity window, simulation) prove nothing about what this desk already broadcast: the chain decides.
  */
-const paymentVerdicts = new Set([
+const payloadVerdicts = new Set([
   "invalid_exact_evm_scheme",
   "invalid_exact_evm_network_mismatch",
   "invalid_exact_evm_missing_eip712_domain",
   "invalid_exact_evm_recipient_mismatch",
   "invalid_exact_evm_signature",
-  "invalid_exact_evm_payload_authorization_valid_before",
-  "invalid_exact_evm_payload_authorization_valid_after",
   "invalid_exact_evm_authorization_value",
   "invalid_exact_evm_payload_authorization_value_mismatch",
   "invalid_exact_evm_token_name_mismatch",
   "invalid_exact_evm_token_version_mismatch",
   "invalid_exact_evm_eip3009_not_supported",
-  "invalid_exact_evm_nonce_already_used",
-  "invalid_exact_evm_insufficient_balance",
   "invalid_exact_evm_failed_to_parse_signature",
   "asset_not_deployed_contract",
   "eip6492_factory_not_allowed"
@@ -80,7 +76,11 @@ export const make = (settings: X402Settings) =>
     const facilitator = makeFacilitator(settings, chain)
     const payouts = makePayouts(settings, chain)
     const rpcTimeout = Duration.millis(settings.rpcTimeoutMs)
-    const settleTimeout = Duration.millis(settings.rpcTimeoutMs * 2 + settings.confirmTimeoutMs)
+    // A lookup is a handful of calls (head, authorizationState, logs, receipt); the facilitator's settle is a
+    // broadcast and a bounded wait. One attempt is a lookup, a settle and a lookup: a claim's lease covers it.
+    const lookupTimeout = Duration.millis(settings.rpcTimeoutMs * 6)
+    const facilitatorTimeout = Duration.millis(settings.rpcTimeoutMs * 2 + settings.confirmTimeoutMs)
+    const settleTimeout = Duration.sum(facilitatorTimeout, Duration.times(lookupTimeout, 2))
     const explorer = settings.explorerUrl
 
     const rail: Rail = {
@@ -107,7 +107,7 @@ export const make = (settings: X402Settings) =>
 
     const lookup = (payment: VerifiedPayment, fromBlock: bigint): Effect.Effect<AuthorizationLookup> =>
       Effect.tryPromise(() => chain.lookup(payment, fromBlock)).pipe(
-        Effect.timeout(Duration.times(rpcTimeout, 3)),
+        Effect.timeout(lookupTimeout),
         Effect.catchAll((error) => Effect.succeed({ _tag: "Unknown", detail: describe(error) } as const))
       )
 
@@ -128,42 +128,43 @@ export const make = (settings: X402Settings) =>
             : Effect.flatMap(chainAnswers, (up) => {
               if (!up) return Effect.fail(unavailable("The chain RPC"))
               const reason = answer.invalidReason ?? "payment_invalid"
-              const message = MESSAGES[reason] ?? answer.invalidMessage ?? `The facilitator refused the payment: ${reason}.`
+              const message = MESSAGES[reason] ?? answer.invalidMessage ??
+                `The facilitator refused the payment: ${reason}.`
               return Effect.succeed(Option.some({ reason, message }))
             })
         )
       )
 
     /**
-     * Whatever the facilitator said, the token's authorizationState decides whether the desk was paid: a
-     * success is believed once the chain shows the transfer, so a (remote) facilitator cannot reveal a body
-     * on its word alone.
+     * Whatever the facilitator said, the token decides: a success is believed once the chain shows this
+     * authorization's own transfer to the desk, so a (remote) facilitator cannot reveal a body on its word alone;
+     * a failure is a refusal only when the chain proves the payment can never pay the desk, or when the
+     * facilitator refused the payment itself before broadcasting anything.
      */
     const outcomeOf = (
       payment: VerifiedPayment,
       fromBlock: bigint,
       answer: Either.Either<SettleResponse, unknown>
     ): Effect.Effect<SettleOutcome> =>
-      Effect.gen(function*() {
-        const found = yield* lookup(payment, fromBlock)
+      Effect.map(lookup(payment, fromBlock), (found): SettleOutcome => {
         switch (found._tag) {
           case "Used":
-            return { _tag: "Settled", txHash: found.txHash }
+            return { _tag: "Settled", transfer: found.transfer }
           case "Spent":
-            return { _tag: "Refused", reason: found.reason, message: "The authorization was used without paying this desk." }
+            return { _tag: "NotPaid", reason: found.reason }
           case "Unknown":
             return { _tag: "Unknown", detail: found.detail }
         }
-        if (Either.isRight(answer) && answer.right.success) {
-          return { _tag: "Unknown", detail: `settled as ${answer.right.transaction}, not yet seen on-chain` }
+        if (found.expired) return { _tag: "NotPaid", reason: "authorization_expired" }
+        if (Either.isLeft(answer)) return { _tag: "Unknown", detail: describe(answer.left) }
+        const { errorReason, success, transaction } = answer.right
+        if (success) return { _tag: "Unknown", detail: `settled as ${transaction}, not yet seen on-chain` }
+        if (transaction === "" && errorReason !== undefined && payloadVerdicts.has(errorReason)) {
+          const message = MESSAGES[errorReason] ?? answer.right.errorMessage ??
+            `The facilitator refused the payment: ${errorReason}.`
+          return { _tag: "Refused", reason: errorReason, message }
         }
-        const detail = Either.isLeft(answer) ? describe(answer.left) : describe(answer.right.errorReason ?? "settlement failed")
-        // Unused on-chain and refused again on a fresh look: the payment itself is at fault, not the network.
-        const again = yield* Effect.either(verdict(payment))
-        if (Either.isRight(again) && Option.isSome(again.right) && paymentVerdicts.has(again.right.value.reason)) {
-          return { _tag: "Refused", ...again.right.value }
-        }
-        return { _tag: "Unknown", detail }
+        return { _tag: "Unknown", detail: describe(errorReason ?? "settlement failed") }
       })
 
     return Settlement.of({
@@ -173,7 +174,10 @@ export const make = (settings: X402Settings) =>
         accepts.length === 0 ? Option.none() : Option.some(encodeHeader(paymentRequiredV2(settings, accepts, error))),
       paymentResponseHeader: (payment, txHash) =>
         payment.payment.x402Version === 1
-          ? ["X-PAYMENT-RESPONSE", encodeHeader({ success: true, transaction: txHash, network: settings.network, payer: payment.payerAddress })]
+          ? [
+            "X-PAYMENT-RESPONSE",
+            encodeHeader({ success: true, transaction: txHash, network: settings.network, payer: payment.payerAddress })
+          ]
           : [
             "PAYMENT-RESPONSE",
             encodeHeader({
@@ -192,13 +196,16 @@ export const make = (settings: X402Settings) =>
           })
         ),
       verify: (payment) =>
-        Effect.flatMap(verdict(payment), Option.match({
-          onNone: () => Effect.void,
-          onSome: (refusal) => Effect.fail(new PaymentInvalid(refusal))
-        })),
+        Effect.flatMap(
+          verdict(payment),
+          Option.match({
+            onNone: () => Effect.void,
+            onSome: (refusal) => Effect.fail(new PaymentInvalid(refusal))
+          })
+        ),
       settle: (payment, fromBlock) =>
         Effect.tryPromise(() => facilitator.settle(payment.payment)).pipe(
-          Effect.timeout(settleTimeout),
+          Effect.timeout(facilitatorTimeout),
           Effect.either,
           Effect.flatMap((answer) => outcomeOf(payment, fromBlock, answer))
         ),

@@ -34,7 +34,9 @@ const chainIdOf = (network: string) =>
     ? Either.right(EVM_NETWORK_CHAIN_ID_MAP[network as keyof typeof EVM_NETWORK_CHAIN_ID_MAP])
     : invalid(
       "DESK_NETWORK",
-      `DESK_NETWORK must be an x402 v1 EVM network name (${Object.keys(EVM_NETWORK_CHAIN_ID_MAP).join(", ")}), got "${network}"`
+      `DESK_NETWORK must be an x402 v1 EVM network name (${
+        Object.keys(EVM_NETWORK_CHAIN_ID_MAP).join(", ")
+      }), got "${network}"`
     )
 
 /** The network's own USDC and its EIP-712 domain, when x402 knows one that settles by EIP-3009. */
@@ -42,22 +44,53 @@ export const defaultAsset = (chainId: number) =>
   Option.fromNullable(DEFAULT_ASSETS[`eip155:${chainId}`]?.find((_) => _.assetTransferMethod === undefined))
 
 const address = (name: string, value: string) =>
-  isAddress(value, { strict: false }) ? Either.right(getAddress(value)) : invalid(name, `${name} must be a 20-byte 0x address`)
+  isAddress(value, { strict: false })
+    ? Either.right(getAddress(value))
+    : invalid(name, `${name} must be a 20-byte 0x address`)
+
+/** DESK_NETWORK, checked whether or not a chain is configured: a typo must not pass silently. */
+export const networkConfig: Config.Config<string> = Config.string("DESK_NETWORK").pipe(
+  Config.withDefault("base"),
+  Config.mapOrFail((network) => Either.map(chainIdOf(network), () => network))
+)
+
+const walletKeyOf = (key: Redacted.Redacted): Either.Either<Redacted.Redacted<Hex>, ConfigError.ConfigError> => {
+  const message = "DESK_WALLET_PRIVATE_KEY must be 0x followed by 64 hex characters, a valid secp256k1 private key"
+  if (!/^0x[0-9a-fA-F]{64}$/.test(Redacted.value(key))) return invalid("DESK_WALLET_PRIVATE_KEY", message)
+  try {
+    privateKeyToAddress(Redacted.value(key) as Hex)
+    return Either.right(key as Redacted.Redacted<Hex>)
+  } catch {
+    return invalid("DESK_WALLET_PRIVATE_KEY", message)
+  }
+}
+
+/** DESK_WALLET_PRIVATE_KEY, checked whether or not a chain is configured; stays Redacted. */
+export const walletKeyConfig: Config.Config<Option.Option<Redacted.Redacted<Hex>>> = Config.redacted(
+  "DESK_WALLET_PRIVATE_KEY"
+)
+  .pipe(
+    Config.option,
+    Config.map(Option.filter((_) => Redacted.value(_).trim() !== "")),
+    Config.mapOrFail((key) =>
+      Option.match(key, {
+        onNone: () => Either.right(Option.none()),
+        onSome: (key) => Either.map(walletKeyOf(key), Option.some)
+      })
+    )
+  )
 
 const nonEmpty = (name: string) =>
   Config.string(name).pipe(Config.option, Config.map(Option.filter((_) => _.trim() !== "")))
 
 const raw = Config.all({
   rpcUrl: Config.url("DESK_CHAIN_RPC_URL"),
-  network: Config.string("DESK_NETWORK").pipe(Config.withDefault("base")),
+  network: networkConfig,
   assetAddress: nonEmpty("DESK_ASSET_ADDRESS"),
   assetName: nonEmpty("DESK_ASSET_NAME"),
   assetVersion: nonEmpty("DESK_ASSET_VERSION"),
   payTo: nonEmpty("DESK_PAY_TO"),
-  walletKey: Config.redacted("DESK_WALLET_PRIVATE_KEY").pipe(
-    Config.option,
-    Config.map(Option.filter((_) => Redacted.value(_).trim() !== ""))
-  ),
+  walletKey: walletKeyConfig,
   facilitatorUrl: nonEmpty("DESK_FACILITATOR_URL"),
   explorerUrl: Config.string("DESK_EXPLORER_URL").pipe(Config.option),
   rpcTimeoutMs: Config.integer("DESK_CHAIN_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
@@ -71,27 +104,26 @@ export const x402Settings: Config.Config<X402Settings> = raw.pipe(
     Either.gen(function*() {
       const chainId = yield* chainIdOf(c.network)
       const fallback = defaultAsset(chainId)
-      const assetAddress = yield* Option.match(Option.orElse(c.assetAddress, () => Option.map(fallback, (_) => _.asset)), {
-        onNone: () => invalid("DESK_ASSET_ADDRESS", `DESK_ASSET_ADDRESS is required: x402 names no USDC for ${c.network}`),
-        onSome: (value) => address("DESK_ASSET_ADDRESS", value)
-      })
+      const assetAddress = yield* Option.match(
+        Option.orElse(c.assetAddress, () => Option.map(fallback, (_) => _.asset)),
+        {
+          onNone: () =>
+            invalid("DESK_ASSET_ADDRESS", `DESK_ASSET_ADDRESS is required: x402 names no USDC for ${c.network}`),
+          onSome: (value) => address("DESK_ASSET_ADDRESS", value)
+        }
+      )
       const name = Option.orElse(c.assetName, () => Option.map(fallback, (_) => _.name))
       const version = Option.orElse(c.assetVersion, () => Option.map(fallback, (_) => _.version))
       if (Option.isNone(name) || Option.isNone(version)) {
         return yield* invalid("DESK_ASSET_NAME", `DESK_ASSET_NAME and DESK_ASSET_VERSION are required for ${c.network}`)
       }
-      const walletKey = yield* Option.match(c.walletKey, {
-        onNone: () => Either.right(Option.none<Redacted.Redacted<Hex>>()),
-        onSome: (key) =>
-          /^0x[0-9a-fA-F]{64}$/.test(Redacted.value(key))
-            ? Either.right(Option.some(key as Redacted.Redacted<Hex>))
-            : invalid("DESK_WALLET_PRIVATE_KEY", "DESK_WALLET_PRIVATE_KEY must be 0x followed by 64 hex characters")
-      })
+      const walletKey = c.walletKey
       const payTo = yield* Option.match(c.payTo, {
         onSome: (value) => address("DESK_PAY_TO", value),
         onNone: () =>
           Option.match(walletKey, {
-            onNone: () => invalid("DESK_PAY_TO", "Set DESK_PAY_TO or DESK_WALLET_PRIVATE_KEY (the desk wallet receives payments)"),
+            onNone: () =>
+              invalid("DESK_PAY_TO", "Set DESK_PAY_TO or DESK_WALLET_PRIVATE_KEY (the desk wallet receives payments)"),
             onSome: (key) => Either.right(privateKeyToAddress(Redacted.value(key)))
           })
       })

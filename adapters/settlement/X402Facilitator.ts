@@ -23,7 +23,10 @@ const asX402 = (payment: VerifiablePayment) =>
 
 /** The desk settles with its own wallet through viem: x402's exact EVM facilitator for v1 and v2. */
 const local = (settings: X402Settings, chain: Chain): Facilitator => {
-  const wallet = Option.getOrThrowWith(chain.wallet, () => new Error("the local facilitator needs DESK_WALLET_PRIVATE_KEY"))
+  const wallet = Option.getOrThrowWith(
+    chain.wallet,
+    () => new Error("the local facilitator needs DESK_WALLET_PRIVATE_KEY")
+  )
   const signer = toFacilitatorEvmSigner(
     {
       ...wallet,
@@ -57,4 +60,7 @@ const remote = (settings: X402Settings, url: string): Facilitator => {
 
 /** One facilitator, chosen by configuration: never a fallback from one to the other. */
 export const makeFacilitator = (settings: X402Settings, chain: Chain): Facilitator =>
-  Option.match(settings.facilitatorUrl, { onNone: () => local(settings, chain), onSome: (url) => remote(settings, url) })
+  Option.match(settings.facilitatorUrl, {
+    onNone: () => local(settings, chain),
+    onSome: (url) => remote(settings, url)
+  })

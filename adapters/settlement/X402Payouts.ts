@@ -1,5 +1,5 @@
-import { Effect, Option } from "effect"
-import { concat, encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem"
+import { Duration, Effect, Option } from "effect"
+import { concat, encodeFunctionData, getAbiItem, getAddress, type Hex, keccak256, toHex } from "viem"
 import type { PayoutRail, PayoutState, SignedPayout } from "../../src/Settlement.ts"
 import { type Chain, tokenAbi } from "./X402Chain.ts"
 import type { X402Settings } from "./X402Config.ts"
@@ -8,20 +8,31 @@ const describe = (error: unknown) => (error instanceof Error ? error.message.spl
 
 const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: describe })
 
+/** viem's HTTP transport tries a call twice (retryCount 1), with a short backoff between the tries. */
+const CALL_TRIES = 2
+const RETRY_BACKOFF_MS = 500
+/** The most calls one step makes: signing fills the transaction, reads the nonce and may estimate fees and gas. */
+const CALLS_PER_STEP = 6
+
+/** The payout's call data: a USDC `transfer`, and after it the reference (ignored by the token). */
+export const payoutData = (to: string, amountMicro: number, reference: string) =>
+  concat([
+    encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [getAddress(to), BigInt(amountMicro)] }),
+    toHex(reference)
+  ])
+
 /** USDC `transfer`s from the desk wallet, signed here and broadcast separately so the bytes can be stored first. */
 export const makePayouts = (settings: X402Settings, chain: Chain): Option.Option<PayoutRail> =>
   Option.map(chain.wallet, (wallet): PayoutRail => {
     const { account } = wallet
     const nonces = { address: account.address, chainId: settings.chainId, client: wallet }
+    const callMs = CALL_TRIES * settings.rpcTimeoutMs + RETRY_BACKOFF_MS
 
     const sign = (to: string, amountMicro: number, reference: string) =>
       attempt(async (): Promise<SignedPayout> => {
-        // The reference after the call data (ignored by the token) makes every payout's bytes, hence its hash,
-        // its own: two payouts of one amount to one filer that drew the same nonce stay two transactions.
-        const data = concat([
-          encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [getAddress(to), BigInt(amountMicro)] }),
-          toHex(reference)
-        ])
+        // The reference makes every payout's bytes, hence its hash, its own: two payouts of one amount to one
+        // filer that drew the same nonce stay two transactions, and a mined payout can be found by it.
+        const data = payoutData(to, amountMicro, reference)
         // The nonce is taken last, after every call that can fail, so a failed preparation leaves no gap.
         const prepared = await wallet.prepareTransactionRequest({
           account: account.address,
@@ -30,34 +41,75 @@ export const makePayouts = (settings: X402Settings, chain: Chain): Option.Option
           parameters: ["fees", "gas", "chainId", "type"]
         })
         const nonce = await account.nonceManager!.consume(nonces)
-        const signedTx = await account.signTransaction({ ...prepared, nonce } as Parameters<typeof account.signTransaction>[0])
+        const signedTx = await account.signTransaction(
+          { ...prepared, nonce } as Parameters<typeof account.signTransaction>[0]
+        )
         return { signedTx, txHash: keccak256(signedTx), txNonce: nonce }
       })
+
+    const resetNonces = Effect.sync(() => account.nonceManager!.reset(nonces))
 
     const broadcast = (signedTx: string) =>
       attempt(() => wallet.sendRawTransaction({ serializedTransaction: signedTx as Hex })).pipe(
         // The next transaction must not wait behind a nonce that never reached the chain.
-        Effect.tapError(() => Effect.sync(() => account.nonceManager!.reset(nonces))),
+        Effect.tapError(() => resetNonces),
         Effect.asVoid
       )
 
-    /** Read the confirmed nonce before the receipt: a later nonce with no receipt means ours can never land. */
+    /**
+     * Read at one block: the wallet's confirmed nonce there, then the receipt. A later nonce with no receipt, and
+     * no node that still knows the transaction as mined, means ours can never land.
+     */
     const state = (payout: SignedPayout) =>
       attempt(async (): Promise<PayoutState> => {
-        const confirmed = await wallet.getTransactionCount({ address: account.address, blockTag: "latest" })
+        const head = await wallet.getBlockNumber({ cacheTime: 0 })
+        const confirmed = await wallet.getTransactionCount({ address: account.address, blockNumber: head })
         const receipt = await wallet.getTransactionReceipt({ hash: payout.txHash as Hex }).catch((error: unknown) => {
           if (error instanceof Error && error.name === "TransactionReceiptNotFoundError") return null
           throw error
         })
         if (receipt !== null) return receipt.status === "success" ? { _tag: "Confirmed" } : { _tag: "Reverted" }
-        return confirmed > payout.txNonce ? { _tag: "Dead" } : { _tag: "InFlight" }
+        if (confirmed <= payout.txNonce) return { _tag: "InFlight" }
+        const known = await wallet.getTransaction({ hash: payout.txHash as Hex }).catch(() => null)
+        return known?.blockNumber != null ? { _tag: "InFlight" } : { _tag: "Dead" }
       })
 
     const confirm = (payout: SignedPayout) =>
-      attempt(() => wallet.waitForTransactionReceipt({ hash: payout.txHash as Hex, timeout: settings.confirmTimeoutMs })).pipe(
-        Effect.map((receipt): PayoutState => (receipt.status === "success" ? { _tag: "Confirmed" } : { _tag: "Reverted" })),
+      attempt(() =>
+        wallet.waitForTransactionReceipt({ hash: payout.txHash as Hex, timeout: settings.confirmTimeoutMs })
+      ).pipe(
+        Effect.map((
+          receipt
+        ): PayoutState => (receipt.status === "success" ? { _tag: "Confirmed" } : { _tag: "Reverted" })),
         Effect.orElse(() => state(payout))
       )
 
-    return { sign, broadcast, state, confirm }
+    /** Every transfer from the desk wallet to `to` since `fromBlock` whose transaction carries the reference. */
+    const findMined = (to: string, amountMicro: number, reference: string, fromBlock: bigint) =>
+      attempt(async () => {
+        const head = await wallet.getBlockNumber({ cacheTime: 0 })
+        const transfers = await chain.scanLogs(
+          getAbiItem({ abi: tokenAbi, name: "Transfer" }),
+          { from: account.address, to: getAddress(to) },
+          fromBlock,
+          head
+        )
+        const suffix = toHex(reference).slice(2)
+        for (const log of transfers) {
+          if (log.args.value !== BigInt(amountMicro)) continue
+          const tx = await wallet.getTransaction({ hash: log.transactionHash })
+          if (tx.input.toLowerCase().endsWith(suffix)) return Option.some<string>(log.transactionHash)
+        }
+        return Option.none<string>()
+      })
+
+    return {
+      stepTimeout: Duration.millis(settings.confirmTimeoutMs + CALLS_PER_STEP * callMs),
+      sign,
+      resetNonces,
+      broadcast,
+      state,
+      confirm,
+      findMined
+    }
   })

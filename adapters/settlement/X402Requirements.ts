@@ -71,12 +71,15 @@ const decodeHeader = (header: string) => {
     (error) =>
       new Refusal(
         "invalid_payment_header",
-        `The payment header is not an x402 v1 or v2 exact EVM payment: ${ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]}`
+        `The payment header is not an x402 v1 or v2 exact EVM payment: ${
+          ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]
+        }`
       )
   )
 }
 
-const sameAddress = (a: string, b: string) => isAddress(a, { strict: false }) && isAddress(b, { strict: false }) && isAddressEqual(a, b)
+const sameAddress = (a: string, b: string) =>
+  isAddress(a, { strict: false }) && isAddress(b, { strict: false }) && isAddressEqual(a, b)
 
 /** v2 clients echo the requirement they accepted; each field must be the desk's own, named when it differs. */
 const acceptedMismatch = (accepted: PaymentRequirementsV2, ours: PaymentRequirementsV2) => {
@@ -93,7 +96,10 @@ const acceptedMismatch = (accepted: PaymentRequirementsV2, ours: PaymentRequirem
     accepted.maxTimeoutSeconds !== ours.maxTimeoutSeconds || accepted.extra["name"] !== ours.extra["name"] ||
     accepted.extra["version"] !== ours.extra["version"]
   ) {
-    return refuse("requirements_mismatch", "The accepted requirements differ from this desk's challenge; request a fresh 402.")
+    return refuse(
+      "requirements_mismatch",
+      "The accepted requirements differ from this desk's challenge; request a fresh 402."
+    )
   }
   return Either.void
 }

@@ -9,6 +9,8 @@ import type { Scope } from "effect"
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
+import type { StartupError } from "../../src/Domain/StartupError.ts"
+import { holdDataDir } from "./DataDirLock.ts"
 import { makeFairLock } from "./FairLock.ts"
 import type { OpenOptions, Reply, Request } from "./PgliteWorker.ts"
 
@@ -40,10 +42,13 @@ const BYTEA = 17
 
 /** bytea arrives as PostgreSQL's hex text (a Buffer would not survive the thread boundary as one). */
 const withBuffers = (result: Results<unknown>, rowMode: RowMode): Results<unknown> => {
-  const columns = (result.fields ?? []).flatMap((field, index) => (field.dataTypeID === BYTEA ? [{ index, name: field.name }] : []))
+  const columns = (result.fields ?? []).flatMap((
+    field,
+    index
+  ) => (field.dataTypeID === BYTEA ? [{ index, name: field.name }] : []))
   if (columns.length === 0) return result
   const decode = (value: unknown) => (typeof value === "string" ? Buffer.from(value.slice(2), "hex") : value)
-  for (const row of result.rows as Array<any>) {
+  for (const row of result.rows as Array<Record<string | number, unknown>>) {
     for (const column of columns) {
       const key = rowMode === "array" ? column.index : column.name
       row[key] = decode(row[key])
@@ -53,7 +58,11 @@ const withBuffers = (result: Results<unknown>, rowMode: RowMode): Results<unknow
 }
 
 interface Session {
-  readonly run: (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) => Promise<ReadonlyArray<Results<unknown>>>
+  readonly run: (
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    rowMode: RowMode
+  ) => Promise<ReadonlyArray<Results<unknown>>>
   readonly close: () => Promise<void>
 }
 
@@ -73,6 +82,11 @@ const startSession = (options: OpenOptions): Promise<Session> =>
       pending.clear()
       if (!opened) reject(error)
     }
+    // A thread that failed to open would otherwise keep the process alive after the desk gave up.
+    const failOpen = (error: Error) => {
+      void worker.terminate()
+      reject(error)
+    }
     worker.on("error", failAll)
     worker.on("exit", (code) => failAll(new Error(`the PGlite thread exited (${code})`)))
     const call = (request: Omit<Request, "id">) =>
@@ -85,12 +99,13 @@ const startSession = (options: OpenOptions): Promise<Session> =>
       })
     worker.on("message", (reply: Reply) => {
       if (reply.id === 0) {
-        if (!reply.ok) return reject(toError(reply.error))
+        if (!reply.ok) return failOpen(toError(reply.error))
         opened = true
         return resolve({
           run: (sql, params, rowMode) =>
             call({ op: "run", sql, params, rowMode } as Omit<Request, "id">).then((results) =>
-              results.map((result) => withBuffers(result, rowMode))),
+              results.map((result) => withBuffers(result, rowMode))
+            ),
           close: async () => {
             await call({ op: "close" } as Omit<Request, "id">).catch(() => {})
             await worker.terminate()
@@ -110,18 +125,22 @@ const makeConnection = (session: Session): Connection => {
       catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
     })
 
-  const rows = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
-    Effect.map(run(sql, params, rowMode), (results): ReadonlyArray<any> =>
-      results.length === 1 ? results[0]!.rows : results.map((result) => result.rows))
+  /** Object rows, or arrays of values with `rowMode` "array"; a multi-statement query answers a list per statement. */
+  const rows = <Row extends object>(sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
+    Effect.map(
+      run(sql, params, rowMode),
+      (results): ReadonlyArray<Row> =>
+        (results.length === 1 ? results[0]!.rows : results.map((result) => result.rows)) as ReadonlyArray<Row>
+    )
 
   const execute: Connection["execute"] = (sql, params, transformRows) =>
-    transformRows ? Effect.map(rows(sql, params, "object"), transformRows) : rows(sql, params, "object")
+    transformRows ? Effect.map(rows<object>(sql, params, "object"), transformRows) : rows<object>(sql, params, "object")
 
   return {
     execute,
-    executeRaw: (sql, params) => Effect.map(run(sql, params, "object"), (results) =>
-      results.length === 1 ? results[0] : results),
-    executeValues: (sql, params) => rows(sql, params, "array"),
+    executeRaw: (sql, params) =>
+      Effect.map(run(sql, params, "object"), (results) => results.length === 1 ? results[0] : results),
+    executeValues: (sql, params) => rows<ReadonlyArray<unknown>>(sql, params, "array"),
     executeUnprepared: execute,
     executeStream: (sql, params, transformRows) =>
       Stream.flatMap(execute(sql, params, transformRows), Stream.fromIterable)
@@ -129,17 +148,20 @@ const makeConnection = (session: Session): Connection => {
 }
 
 const open = (dataDir: string | undefined) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: () => startSession({ dataDir }),
-      catch: (cause) => new SqlError({ cause, message: "Failed to open PGlite" })
-    }),
-    (session) => Effect.promise(() => session.close())
+  Effect.zipRight(
+    dataDir === undefined ? Effect.void : holdDataDir(dataDir),
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => startSession({ dataDir }),
+        catch: (cause) => new SqlError({ cause, message: "Failed to open PGlite" })
+      }),
+      (session) => Effect.promise(() => session.close())
+    )
   )
 
 export const make = (
   options: PgliteOptions
-): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+): Effect.Effect<SqlClient.SqlClient, SqlError | StartupError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const connection = makeConnection(yield* open(options.dataDir))
     // PGlite is a single session, so a transaction must own it until its scope closes; statements get it in
@@ -160,5 +182,5 @@ export const make = (
     })
   })
 
-export const layer = (options: PgliteOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+export const layer = (options: PgliteOptions): Layer.Layer<SqlClient.SqlClient, SqlError | StartupError> =>
   Layer.scoped(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

@@ -17,7 +17,13 @@ export interface OpenOptions {
 }
 
 export type Request =
-  | { readonly id: number; readonly op: "run"; readonly sql: string; readonly params: ReadonlyArray<unknown>; readonly rowMode: RowMode }
+  | {
+    readonly id: number
+    readonly op: "run"
+    readonly sql: string
+    readonly params: ReadonlyArray<unknown>
+    readonly rowMode: RowMode
+  }
   | { readonly id: number; readonly op: "close" }
 
 export type Reply =

@@ -1,21 +1,96 @@
 import { PgClient } from "@effect/sql-pg"
-import { Config, Duration, Effect, Layer, type Redacted } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Config, Duration, Effect, Layer, Predicate, Redacted } from "effect"
+import { StartupError } from "../../src/Domain/StartupError.ts"
+import { poolSizeConfig, statementTimeoutConfig } from "../../src/Storage.ts"
 
-/** Connections per desk process; PostgreSQL's own max_connections bounds the sum over all desks. */
-export const poolSize = Config.integer("DESK_DB_POOL").pipe(
-  Config.validate({ message: "DESK_DB_POOL must be between 1 and 1000", validation: (n) => n >= 1 && n <= 1000 }),
-  Config.withDefault(10)
-)
+/** What an operator needs to read a connection failure: never the password. */
+interface Target {
+  readonly url: URL
+  readonly host: string
+  readonly port: string
+  readonly database: string
+  readonly user: string
+}
 
-/** PostgreSQL through @effect/sql-pg; the pool reconnects by itself after a server restart. */
+const targetOf = (url: Redacted.Redacted): Target | undefined => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") return undefined
+    const user = decodeURIComponent(parsed.username) || "postgres"
+    return {
+      url: parsed,
+      host: parsed.searchParams.get("host") ?? (parsed.hostname || "localhost"),
+      port: parsed.port || "5432",
+      database: decodeURIComponent(parsed.pathname.slice(1)) || user,
+      user
+    }
+  } catch {
+    return undefined
+  }
+}
+
+const codeOf = (error: unknown): string =>
+  Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : ""
+
+const quoteIdent = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, "\"\"")}"`)
+
+/** The connection failure as the case it is, naming what to do about it. */
+const explain = (target: Target, error: SqlError): StartupError => {
+  const cause = error.cause
+  const code = codeOf(cause)
+  const reason = cause instanceof Error ? cause.message : error.message
+  const at = `${target.host}:${target.port}`
+  const message = code === "ECONNREFUSED"
+    ? `DATABASE_URL: nothing accepts connections at ${at} (connection refused); start PostgreSQL there or fix the host and port`
+    : code === "ENOTFOUND" || code === "EAI_AGAIN"
+    ? `DATABASE_URL: the host ${target.host} does not resolve`
+    : code === "3D000"
+    ? `DATABASE_URL: database "${target.database}" does not exist on ${at}; create it with: CREATE DATABASE ${
+      quoteIdent(target.database)
+    };`
+    : code === "28P01" || code === "28000"
+    ? `DATABASE_URL: PostgreSQL at ${at} refused user "${target.user}" (authentication failed: ${reason})`
+    : /timed out/i.test(error.message) || /timeout/i.test(reason)
+    ? `DATABASE_URL: PostgreSQL at ${at} did not answer within 5 seconds`
+    : `DATABASE_URL: cannot connect to PostgreSQL at ${at}: ${reason}`
+  return new StartupError({ message })
+}
+
+/**
+ * The URL with the per-statement time limit as a connection parameter (node-postgres sends it at startup), so
+ * every statement on every pooled connection is cancelled after it, whoever runs it.
+ */
+export const withStatementTimeout = (url: URL, timeoutMs: number): Redacted.Redacted => {
+  const limited = new URL(url)
+  limited.searchParams.set("statement_timeout", String(timeoutMs))
+  return Redacted.make(limited.toString())
+}
+
+/**
+ * PostgreSQL through @effect/sql-pg; the pool reconnects by itself after a server restart. A desk that cannot
+ * connect at startup says which case it is: malformed URL, refused port, unknown host, missing database, refused
+ * user, no answer.
+ */
 export const layer = (url: Redacted.Redacted) =>
   Layer.unwrapEffect(
-    Effect.map(poolSize, (maxConnections) =>
-      PgClient.layer({
-        url,
+    Effect.gen(function*() {
+      const [maxConnections, statementTimeoutMs] = yield* Config.all([poolSizeConfig, statementTimeoutConfig])
+      const target = targetOf(url)
+      if (target === undefined) {
+        return Layer.fail(
+          new StartupError({
+            message:
+              "DATABASE_URL is not a PostgreSQL URL; it takes the form postgres://user:password@host:5432/database"
+          })
+        )
+      }
+      return PgClient.layer({
+        url: withStatementTimeout(target.url, statementTimeoutMs),
         maxConnections,
         connectTimeout: Duration.seconds(5),
         idleTimeout: Duration.seconds(30),
         applicationName: "handoff-desk"
-      }))
+      }).pipe(Layer.catchAll((error) => Layer.fail(explain(target, error))))
+    })
   )

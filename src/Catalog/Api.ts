@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { DiscoverParams } from "../Domain/Discover.ts"
 import {
   AgentIdRequired,
+  DuplicateBody,
   InvalidAgentId,
   InvalidHandoff,
   InvalidQuery,
@@ -26,11 +27,13 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addError(AgentIdRequired)
       .addError(InvalidAgentId)
       .addError(PayoutChangeRefused)
+      .addError(DuplicateBody)
       .annotate(OpenApi.Summary, "File a handoff (free)")
       .annotate(
         OpenApi.Description,
         "Publishes a preview and seals the body. X-AGENT-ID is required and must equal filerDid. " +
-          "Unknown fields are rejected: the desk sets id, hash, purchases, origin and the counters itself."
+          "Unknown fields are rejected: the desk sets id, hash, purchases, origin and the counters itself. " +
+          "A body already listed, or the free example's, is a 409 duplicate_body naming the listing."
       )
   )
   .add(

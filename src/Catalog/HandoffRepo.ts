@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
@@ -26,18 +26,24 @@ export type SealedRow = typeof SealedRow.Type
 
 const SealedWithBody = Schema.Struct({ ...SealedRow.fields, body: Schema.NullOr(Schema.String) })
 
+/** An insert refused by the unique body key: another handoff lists this body (the constraint is the backstop). */
+export class BodyTaken extends Data.TaggedError("BodyTaken")<{ readonly bodyKey: string }> {}
+
+const isUniqueViolation = (error: SqlError.SqlError) =>
+  (error.cause as { code?: unknown } | undefined)?.code === "23505"
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(PREVIEW_COLUMNS.join(", "))
 
   const insertInto = (row: NewHandoff) =>
     sql`INSERT INTO handoffs (title, teaser, body, filer, filer_did, price_micro, reconstruct_micro, minutes,
-        tags, contains, does_not_contain, why_pay, provenance, origin, is_demo, hash, body_chars)
+        tags, contains, does_not_contain, why_pay, provenance, origin, is_demo, hash, body_key, body_chars)
       VALUES (${row.title}, ${row.teaser}, ${row.body}, ${row.filer}, ${row.filer_did}, ${row.price_micro},
         ${row.reconstruct_micro}, ${row.minutes}, ${row.tags}::text[], ${row.contains}::text[],
         ${row.does_not_contain}::text[], ${row.why_pay},
         ${row.provenance === null ? null : JSON.stringify(row.provenance)}::jsonb,
-        ${row.origin}, ${row.is_demo}, ${row.hash}, ${row.body_chars})`
+        ${row.origin}, ${row.is_demo}, ${row.hash}, ${row.body_key}, ${row.body_chars})`
 
   const insert = SqlSchema.single({
     Request: NewHandoff,
@@ -74,10 +80,10 @@ const make = Effect.gen(function*() {
         FROM handoffs h WHERE h.seq = ${seq}`
   })
 
-  const tagsInUse = SqlSchema.findAll({
+  const tagCounts = SqlSchema.findAll({
     Request: Schema.Void,
-    Result: Schema.Struct({ tag: Schema.String }),
-    execute: () => sql`SELECT DISTINCT unnest(tags) AS tag FROM handoffs WHERE NOT is_demo ORDER BY tag`
+    Result: Schema.Struct({ tag: Schema.String, uses: DbInt }),
+    execute: () => sql`SELECT tag, count(*) AS uses FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo GROUP BY tag`
   })
 
   const tagStats = SqlSchema.findAll({
@@ -91,6 +97,12 @@ const make = Effect.gen(function*() {
         GROUP BY tag ORDER BY unlocks DESC, packets DESC, tag LIMIT 50`
   })
 
+  const findByBodyKey = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ seq: DbInt }),
+    execute: (key) => sql`SELECT seq FROM handoffs WHERE body_key = ${key}`
+  })
+
   const findDemoSeq = SqlSchema.findOne({
     Request: Schema.Void,
     Result: Schema.Struct({ seq: DbInt }),
@@ -98,13 +110,22 @@ const make = Effect.gen(function*() {
   })
 
   return {
-    insert: (row: NewHandoff) => Effect.orDie(insert(row)),
+    // A filing's insert can break no other unique constraint: the id is a sequence, only the demo row is is_demo.
+    insert: (row: NewHandoff) =>
+      insert(row).pipe(
+        Effect.catchIf(
+          (error) => error._tag === "SqlError" && isUniqueViolation(error) && row.body_key !== null,
+          () => Effect.fail(new BodyTaken({ bodyKey: row.body_key! }))
+        ),
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
+      ),
+    findByBodyKey: (key: string) => Effect.orDie(Effect.map(findByBodyKey(key), Option.map((_) => _.seq))),
     insertDemo: (row: NewHandoff) => Effect.orDie(insertDemo(row)),
     findBySeq: (seq: number) => Effect.orDie(findBySeq(seq)),
     findSealed: (seq: number) => Effect.orDie(findSealed(seq)),
     findSealedFor: (seq: number, reader: string) => Effect.orDie(findSealedFor({ seq, reader })),
     search: (query: CatalogQuery) => Effect.orDie(search(sql, query)),
-    tagsInUse: Effect.orDie(Effect.map(tagsInUse(undefined), (rows) => rows.map((_) => _.tag))),
+    tagCounts: Effect.orDie(tagCounts(undefined)),
     tagStats: Effect.orDie(tagStats(undefined)),
     demoSeq: Effect.orDie(Effect.map(findDemoSeq(undefined), Option.map((_) => _.seq)))
   } as const

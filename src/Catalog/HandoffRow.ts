@@ -47,6 +47,8 @@ export const NewHandoff = Schema.Struct({
   origin: Origin,
   is_demo: Schema.Boolean,
   hash: Schema.String,
+  /** SHA-256 of the normalized body, unique across handoffs; null for the demo packet (reserved in code). */
+  body_key: Schema.NullOr(Schema.String),
   body_chars: Schema.Number
 })
 export type NewHandoff = typeof NewHandoff.Type

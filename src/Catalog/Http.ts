@@ -5,9 +5,11 @@ import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { type DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
 import { toUsd } from "../Domain/Money.ts"
+import { pagesOf } from "../Domain/Paging.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { encodedAsIs } from "../Http/Respond.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
+import { itemsOmitted } from "./ListingBudget.ts"
 import { CatalogResponse, DiscoverResponse } from "./Responses.ts"
 import { RECONSTRUCT_NOTE } from "./toPreview.ts"
 
@@ -21,8 +23,6 @@ const NEXT_ACTIONS = {
 }
 
 const usdOrNull = (micros: number | null) => (micros === null ? null : toUsd(micros))
-
-const pagesOf = (total: number, limit: number) => Math.ceil(total / limit)
 
 /** Path of the following page, keeping every filter so that following it continues the same search. */
 const nextPath = (params: DiscoverParams, page: number, limit: number) => {
@@ -40,12 +40,14 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
     const config = yield* DeskConfig
     return handlers
       .handle("file", ({ headers, payload }) =>
-        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) => catalog.file(agent, payload)))
-      .handle("preview", ({ path }) => Effect.map(catalog.get(path.id), (preview) => encodedAsIs(Preview, preview)))
+        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
+          catalog.file(agent, payload)))
+      .handle("preview", ({ path }) =>
+        Effect.map(catalog.get(path.id), (preview) => encodedAsIs(Preview, preview)))
       .handle("discover", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
-          const { items, total } = yield* catalog.search(query)
+          const { items, omitted, total } = yield* catalog.search(query)
           const pages = pagesOf(total, query.limit)
           return encodedAsIs(DiscoverResponse, {
             name: "Handoff Desk",
@@ -69,23 +71,27 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
               limit: query.limit
             },
             reconstructNote: RECONSTRUCT_NOTE,
+            // `pages` stops at the result window, so `next` never names a page the desk would refuse.
             next: query.page < pages ? nextPath(urlParams, query.page, query.limit) : null,
             nextActions: NEXT_ACTIONS,
-            items
+            items,
+            ...itemsOmitted(omitted)
           })
         }))
       .handle("catalog", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
-          const [{ items, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
+          const [{ items, omitted, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
           return encodedAsIs(CatalogResponse, {
             total,
             page: query.page,
             limit: query.limit,
             pages: pagesOf(total, query.limit),
-            tags,
+            tags: tags.tags,
+            tagCount: tags.total,
             sort: query.sort,
-            items
+            items,
+            ...itemsOmitted(omitted)
           })
         }))
   }))

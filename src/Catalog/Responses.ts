@@ -1,5 +1,7 @@
 import { Schema } from "effect"
 import { Preview } from "../Domain/Preview.ts"
+import { LISTING_MAX_BYTES } from "./ListingBudget.ts"
+import { TAG_LISTING_MAX } from "./TagsInUse.ts"
 
 export const QueryEcho = Schema.Struct({
   q: Schema.String,
@@ -14,6 +16,13 @@ export const QueryEcho = Schema.Struct({
   page: Schema.Int,
   limit: Schema.Int
 })
+
+/** Present only on a page cut short; see fitListing. */
+export const ItemsOmitted = Schema.optional(Schema.Int.annotations({
+  description:
+    `Items at the end of this page left out to keep the answer under ${LISTING_MAX_BYTES / 1024 / 1024} MiB; ` +
+    "absent when none were. Ask for the same page with a smaller limit to read them."
+}))
 
 export const NextActions = Schema.Struct({
   preview: Schema.String,
@@ -34,7 +43,8 @@ export const DiscoverResponse = Schema.Struct({
   reconstructNote: Schema.String,
   next: Schema.NullOr(Schema.String).annotations({ description: "Path of the following page; null on the last page" }),
   nextActions: NextActions,
-  items: Schema.Array(Preview)
+  items: Schema.Array(Preview),
+  itemsOmitted: ItemsOmitted
 }).annotations({ identifier: "DiscoverResponse" })
 
 export const CatalogResponse = Schema.Struct({
@@ -42,7 +52,11 @@ export const CatalogResponse = Schema.Struct({
   page: Schema.Int,
   limit: Schema.Int,
   pages: Schema.Int,
-  tags: Schema.Array(Schema.String),
+  tags: Schema.Array(Schema.String).annotations({
+    description: `The tags in use, most used first: at most ${TAG_LISTING_MAX} (tagCount says how many there are)`
+  }),
+  tagCount: Schema.Int.annotations({ description: "How many distinct tags are in use" }),
   sort: Schema.String,
-  items: Schema.Array(Preview)
+  items: Schema.Array(Preview),
+  itemsOmitted: ItemsOmitted
 }).annotations({ identifier: "CatalogResponse" })

@@ -38,19 +38,22 @@ const filters = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
   return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
 }
 
-const orderBy = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
+/** The rows of a listing in its sort's order, each order an index's (migration 0007): `h` is the handoff. */
+export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
   switch (query.sort) {
     case "relevance":
     case "recent":
-      return sql`filed_at DESC, seq DESC`
+      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.filed_at DESC, h.seq DESC`
     case "savings":
-      return sql`savings_micro DESC, seq DESC`
+      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.savings_micro DESC, h.seq DESC`
     case "price":
-      return sql`price_micro ASC, seq DESC`
+      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.price_micro ASC, h.seq DESC`
     case "reconstruct":
-      return sql`reconstruct_micro DESC, seq DESC`
+      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.reconstruct_micro DESC, h.seq DESC`
     case "popular":
-      return sql`purchases DESC, seq DESC`
+      // handoff_sales mirrors purchases with an index of its own.
+      return sql`FROM handoffs h JOIN handoff_sales s ON s.handoff_seq = h.seq WHERE ${filters(sql, query)}
+        ORDER BY s.sales DESC, s.handoff_seq DESC`
   }
 }
 
@@ -81,7 +84,8 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     const where = filters(sql, query)
     const offset = (query.page - 1) * query.limit
     const columns = sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
-    const capped = (cap: number) => sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
+    const capped = (cap: number) =>
+      sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
     const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => {
       const more = rows.length > query.limit
       const seen = rows.length === 0 ? 0 : offset + Math.min(rows.length, query.limit) + (more ? 1 : 0)
@@ -90,7 +94,9 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     // A page past the end has no row to carry the total: count on their own.
     const countedAlone = (cap: number) =>
       Effect.map(
-        SqlSchema.single({ Request: Schema.Void, Result: Total, execute: () => sql`SELECT ${capped(cap)} AS total` })(undefined),
+        SqlSchema.single({ Request: Schema.Void, Result: Total, execute: () => sql`SELECT ${capped(cap)} AS total` })(
+          undefined
+        ),
         (_) => _.total
       )
     const exactOrNot = (total: number, estimate: number) =>
@@ -122,8 +128,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       atLeast = total
     }
     const estimate = Math.max(planned, atLeast)
-    const ordered = sql`FROM handoffs h WHERE ${where} ORDER BY ${orderBy(sql, query)}
-      LIMIT ${query.limit + 1} OFFSET ${offset}`
+    const ordered = sql`${orderedRows(sql, query)} LIMIT ${query.limit + 1} OFFSET ${offset}`
     if (atLeast > 0 || estimate > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,

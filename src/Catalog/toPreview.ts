@@ -1,7 +1,7 @@
-import type { Provenance } from "../Domain/Preview.ts"
-import type { Preview } from "../Domain/Preview.ts"
 import { DeskId, handoffIdOf } from "../Domain/Ids.ts"
 import { FEE_BPS, splitPrice, toUsd } from "../Domain/Money.ts"
+import type { Provenance } from "../Domain/Preview.ts"
+import type { Preview } from "../Domain/Preview.ts"
 import type { HandoffRow } from "./HandoffRow.ts"
 
 export const RECONSTRUCT_NOTE =

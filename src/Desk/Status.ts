@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { DeskSettings } from "../Config.ts"
 import type { Settlement } from "../Settlement.ts"
+import { moneyWords, payoutWords, statusNote } from "./RailWords.ts"
 import type { StatusResponse } from "./Responses.ts"
 
 const FOR_AGENTS = {
@@ -9,7 +10,7 @@ const FOR_AGENTS = {
   unlock: "POST /api/handoffs/:id/unlock with X-AGENT-ID and {\"payer\": <your id>}",
   body: "GET /api/handoffs/:id/body with X-AGENT-ID",
   file: "POST /api/handoffs with X-AGENT-ID (free)",
-  sandbox: "GET /api/sandbox (free loop, no USDC)",
+  sandbox: "GET /api/sandbox (free loop over the demo packet, no USDC)",
   mcp: "POST /mcp (Model Context Protocol, Streamable HTTP; tools in /tools.json)",
   rateLimit: "180 JSON requests per IP per 60 seconds; then 429 with Retry-After"
 }
@@ -25,7 +26,7 @@ export const deskStatus = (
     site: config.publicUrl,
     stage: rail.stage,
     network: rail.network,
-    label: rail.label,
+    label: rail.x402Ready ? rail.label : moneyWords(rail),
     asset: rail.asset,
     assetAddress: rail.assetAddress,
     eip712: rail.eip712,
@@ -35,14 +36,12 @@ export const deskStatus = (
     required: config.paymentRequired,
     facilitatorKind: rail.facilitatorKind,
     facilitatorReachable,
-    note: rail.note,
+    note: statusNote(rail),
     payout: {
       enabled: rail.payoutEnabled,
       configured: rail.payoutEnabled,
       ethersInstalled: false,
-      note: rail.payoutEnabled
-        ? "After an X-PAYMENT unlock the filer's 90 % is sent in USDC to its registered payoutAddress."
-        : "No desk wallet is configured: filers' shares are recorded as owed."
+      note: payoutWords(rail)
     },
     forAgents: FOR_AGENTS
   }))

@@ -27,7 +27,9 @@ export class DiscoveryApi extends HttpApiGroup.make("discovery")
   )
   .add(
     HttpApiEndpoint.get("agentsJson", "/agents.json")
-      .addSuccess(JsonDocument("AgentsDocument", "Identity, payment, spend control, standing order, MCP tools and routes"))
+      .addSuccess(
+        JsonDocument("AgentsDocument", "Identity, payment, spend control, standing order, MCP tools and routes")
+      )
       .annotate(OpenApi.Summary, "Machine-readable description of the desk for agents")
   )
   .add(

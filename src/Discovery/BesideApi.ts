@@ -1,4 +1,5 @@
-import { MCP_PATH } from "../Mcp/ServerInfo.ts"
+/** Where the MCP server answers (src/Mcp/Http.ts): a route beside the API, listed here with the others. */
+export const MCP_PATH = "/mcp"
 
 /** How a route beside the API answers: a JSON object, no body, a JSON-RPC error, or the 405 envelope. */
 export type BesideBody = "object" | "empty" | "jsonRpcError" | "methodNotAllowed"
@@ -32,12 +33,29 @@ export const BESIDE_API: ReadonlyArray<BesideRoute> = [
     answers: [
       { status: 200, description: "A JSON-RPC response; tool failures are results with isError true", body: "object" },
       { status: 202, description: "A notification or response was accepted; no body", body: "empty" },
-      { status: 400, description: "Not a valid JSON-RPC message", body: "jsonRpcError" },
+      {
+        status: 400,
+        description:
+          "Not a valid JSON-RPC message, or a batch (an array of messages): MCP has no batching, send one per POST",
+        body: "jsonRpcError"
+      },
       { status: 406, description: "Accept must list both application/json and text/event-stream", body: "jsonRpcError" }
     ]
   },
-  { method: "GET", path: MCP_PATH, summary: "Refused: the MCP endpoint takes POST only", group: "mcp", answers: postOnly },
-  { method: "DELETE", path: MCP_PATH, summary: "Refused: the MCP endpoint keeps no session", group: "mcp", answers: postOnly },
+  {
+    method: "GET",
+    path: MCP_PATH,
+    summary: "Refused: the MCP endpoint takes POST only",
+    group: "mcp",
+    answers: postOnly
+  },
+  {
+    method: "DELETE",
+    path: MCP_PATH,
+    summary: "Refused: the MCP endpoint keeps no session",
+    group: "mcp",
+    answers: postOnly
+  },
   {
     method: "GET",
     path: "/tools.json",

@@ -1,6 +1,13 @@
 import { HttpApiSchema, OpenApiJsonSchema } from "@effect/platform"
 import { Schema, type SchemaAST } from "effect"
-import { InternalError, InvalidJson, MethodNotAllowed, PayloadTooLarge, RateLimited, UnsupportedMediaType } from "../Domain/Errors.ts"
+import {
+  InternalError,
+  InvalidJson,
+  MethodNotAllowed,
+  PayloadTooLarge,
+  RateLimited,
+  UnsupportedMediaType
+} from "../Domain/Errors.ts"
 import { BESIDE_API, type BesideRoute } from "./BesideApi.ts"
 import { type Json, membersOf, SCHEMAS, type Spec } from "./OpenApiJson.ts"
 
@@ -31,8 +38,12 @@ const besideOperation = (spec: Spec, route: BesideRoute): Json => {
   const responses: Record<string, Json> = {}
   const add = (status: string, description: string, schema?: Json) => {
     const existing = responses[status]?.content?.["application/json"]
-    if (existing !== undefined && schema !== undefined) existing.schema = { anyOf: [...membersOf(existing.schema), schema] }
-    else responses[status] = { description, ...(schema === undefined ? {} : { content: { "application/json": { schema } } }) }
+    if (existing !== undefined && schema !== undefined) {
+      existing.schema = { anyOf: [...membersOf(existing.schema), schema] }
+    } else {responses[status] = {
+        description,
+        ...(schema === undefined ? {} : { content: { "application/json": { schema } } })
+      }}
   }
   for (const answer of route.answers) {
     const status = String(answer.status)
@@ -53,7 +64,9 @@ const besideOperation = (spec: Spec, route: BesideRoute): Json => {
   for (const error of COMMON_ERRORS) add(String(HttpApiSchema.getStatusErrorAST(error.ast)), "", ref(error))
   return {
     tags: [TAG_OF[route.group]],
-    operationId: `${route.group}.${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c = "") => c.toUpperCase())}`,
+    operationId: `${route.group}.${route.method.toLowerCase()}${
+      route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c = "") => c.toUpperCase())
+    }`,
     summary: route.summary,
     parameters: route.group === "mcp" && route.method === "POST"
       ? [{

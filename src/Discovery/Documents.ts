@@ -2,12 +2,12 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect } from "effect"
 import { DeskApi } from "../Api.ts"
 import type { DeskSettings } from "../Config.ts"
+import { moneyWords, paymentHeaderWords } from "../Desk/RailWords.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
-import { MCP_PATH } from "../Mcp/ServerInfo.ts"
 import { TOOLS } from "../Mcp/Tools.ts"
 import type { RatePolicy } from "../RateLimiter.ts"
 import type { Rail } from "../Settlement.ts"
-import { BESIDE_API } from "./BesideApi.ts"
+import { BESIDE_API, MCP_PATH } from "./BesideApi.ts"
 import { routeList } from "./RouteList.ts"
 import { renderJson, renderText, type TemplateValue } from "./Template.ts"
 
@@ -35,12 +35,14 @@ const settlementText = (rail: Rail, paymentRequired: boolean) => {
     : "X-PAYMENT is not accepted on this desk (no chain configured)."
   const receipt = paymentRequired
     ? "An unlock without X-PAYMENT answers 402 with the x402 challenge (the sandbox's demo packet stays free)."
-    : "An unlock without X-PAYMENT writes a desk receipt; no USDC moves."
+    : "An unlock without X-PAYMENT writes a desk receipt (a ledger record); no USDC moves."
   return `${receipt} ${xPayment}`
 }
 
 /** The MCP routes that answer (not the 405s), with the content type of their answer. */
-const servedBeside = BESIDE_API.filter((route) => route.answers.some((answer) => answer.status === 200)).map((route) => ({
+const servedBeside = BESIDE_API.filter((route) => route.answers.some((answer) => answer.status === 200)).map((
+  route
+) => ({
   ...route,
   contentType: "application/json"
 }))
@@ -55,6 +57,8 @@ export const templateValues = (config: DeskSettings, rail: Rail, policy: RatePol
     network: rail.network,
     asset: rail.asset,
     label: rail.label,
+    money: moneyWords(rail),
+    paymentHeader: paymentHeaderWords(rail),
     x402Ready: rail.x402Ready,
     paymentRequired: config.paymentRequired,
     settlement: settlementText(rail, config.paymentRequired),
@@ -64,7 +68,12 @@ export const templateValues = (config: DeskSettings, rail: Rail, policy: RatePol
     routes: routes.map(({ method, path, summary }) => ({ method, path, summary })),
     documents: routes
       .filter((_) => _.group === "discovery" && _.method === "GET")
-      .map(({ contentType, path, summary }) => ({ path, url: `${config.publicUrl}${path}`, type: contentType, summary })),
+      .map(({ contentType, path, summary }) => ({
+        path,
+        url: `${config.publicUrl}${path}`,
+        type: contentType,
+        summary
+      })),
     mcpPath: MCP_PATH,
     mcpTools: TOOLS.map((tool) => ({ name: tool.name, title: tool.title, rest: tool.rest }))
   }
@@ -77,8 +86,10 @@ export const renderDocuments = (values: Record<string, TemplateValue>) =>
     const path = yield* Path.Path
     const dir = yield* path.fromFileUrl(new URL("../../static/", import.meta.url))
     const read = (name: string) => fs.readFileString(path.join(dir, name))
-    const text = (name: string) => Effect.flatMap(read(name), (source) => Effect.try(() => renderText(source, values, name)))
-    const json = (name: string) => Effect.flatMap(read(name), (source) => Effect.try(() => renderJson(source, values, name)))
+    const text = (name: string) =>
+      Effect.flatMap(read(name), (source) => Effect.try(() => renderText(source, values, name)))
+    const json = (name: string) =>
+      Effect.flatMap(read(name), (source) => Effect.try(() => renderJson(source, values, name)))
     return yield* Effect.all({
       llms: text(TEMPLATES.llms),
       agentsMd: text(TEMPLATES.agentsMd),

@@ -1,6 +1,5 @@
+import { isRateLimited, readsBody } from "../Desk/RequestRules.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
-import { readsBody } from "../Http/BodyGuard.ts"
-import { isRateLimited } from "../Http/RateLimit.ts"
 import { addBesideRoutes } from "./BesideApiOperations.ts"
 import { type Json, membersOf, refName, type Spec } from "./OpenApiJson.ts"
 
@@ -17,8 +16,14 @@ const HEADER_NAMES: Record<string, string> = {
 
 const RESPONSE_HEADERS: Record<string, Record<string, Json>> = {
   "429": {
-    "Retry-After": { description: "Seconds until one request is allowed again", schema: { type: "integer", minimum: 1 } },
-    "RateLimit": { description: "Remaining requests and seconds until the full quota is back", schema: { type: "string" } },
+    "Retry-After": {
+      description: "Seconds until one request is allowed again",
+      schema: { type: "integer", minimum: 1 }
+    },
+    "RateLimit": {
+      description: "Remaining requests and seconds until the full quota is back",
+      schema: { type: "string" }
+    },
     "RateLimit-Policy": { description: "The quota: requests per window in seconds", schema: { type: "string" } }
   },
   "500": {
@@ -76,7 +81,8 @@ const fixHeaders = (operation: Json) => {
     parameter.name = HEADER_NAMES[parameter.name] ?? parameter.name
     if (parameter.name === "X-AGENT-ID" && requiresAgent) {
       parameter.required = true
-      parameter.description = `${parameter.description} Required here: without it the desk answers 401 agent_id_required.`
+      parameter.description =
+        `${parameter.description} Required here: without it the desk answers 401 agent_id_required.`
     }
   }
 }

@@ -17,7 +17,9 @@ export const EvmAddress = Schema.transform(
 export const AgentRegistration = Schema.Struct({
   id: DeskId,
   payoutAddress: Schema.optional(EvmAddress),
-  spendCapUsd: Schema.optional(UsdAmount.annotations({ description: "Highest total you allow this identity to spend" })),
+  spendCapUsd: Schema.optional(
+    UsdAmount.annotations({ description: "Highest total you allow this identity to spend" })
+  ),
   payoutSignature: Schema.optional(
     Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]+$/)).annotations({
       description: "Needed only to change a registered payoutAddress: EIP-191 signature by the current payout " +
@@ -36,8 +38,13 @@ export const AgentView = Schema.Struct({
   payoutAddress: Schema.NullOr(Schema.String),
   spendCapUsd: Schema.Number,
   spentUsd: Schema.Number,
-  earnedUsd: Schema.Number,
-  earnedUsdOnChain: Schema.Number,
+  earnedUsd: Schema.Number.annotations({
+    description: "The filer's share of every sale of its handoffs, however it is settled: desk-receipt shares " +
+      "(filerPayoutStatus ledger, recorded only, never paid on-chain) and x402 shares, sent or still owed"
+  }),
+  earnedUsdOnChain: Schema.Number.annotations({
+    description: "The part of earnedUsd sent in USDC to the payout address (filerPayoutStatus sent)"
+  }),
   filed: Schema.Int,
   sales: Schema.Int,
   purchases: Schema.Int,
@@ -45,6 +52,31 @@ export const AgentView = Schema.Struct({
   payoutChangeRule: Schema.String
 }).annotations({ identifier: "Agent" })
 export type AgentView = typeof AgentView.Type
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+
+/** The addresses of the rail a payout address may not be. */
+export interface PayoutRail {
+  readonly assetAddress: string | null
+  readonly payTo: string | null
+}
+
+/**
+ * Why `address` cannot receive the filer's USDC, if it cannot: a transfer to the zero address is refused by
+ * the token (so the payout would be retried for ever), the token contract would keep it, and the desk's own
+ * payTo would pay the share back to the desk.
+ */
+export const payoutAddressProblem = (address: string, rail: PayoutRail): string | undefined => {
+  const same = (other: string | null) => other !== null && other.toLowerCase() === address.toLowerCase()
+  if (same(ZERO_ADDRESS)) return "is the zero address, which cannot receive USDC; name a wallet you control"
+  if (same(rail.assetAddress)) {
+    return "is the USDC token contract itself, which cannot receive payouts; name a wallet you control"
+  }
+  if (same(rail.payTo)) {
+    return "is the desk's own payTo address; payouts to it would go back to the desk, so name your own wallet"
+  }
+  return undefined
+}
 
 export const payoutChangeMessage = (id: string, newAddress: string, signedAt: string) =>
   `Handoff Desk payout address change\nagent: ${id}\nnew payout address: ${newAddress}\nsigned at: ${signedAt}`

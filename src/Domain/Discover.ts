@@ -1,44 +1,76 @@
-import { Schema } from "effect"
-import { UsdAmount } from "./Money.ts"
-import { Text } from "./Text.ts"
+import { ParseResult, Schema } from "effect"
+import { echo, oneOf } from "./Issues.ts"
+import { MAX_USD, UsdAmount } from "./Money.ts"
+import { asNumber, fromText, type NumberInput, pagingFields, pagingOf, withinResultWindow } from "./Paging.ts"
+import { cleanLabel, Text } from "./Text.ts"
 
 export const SORTS = ["relevance", "recent", "savings", "price", "reconstruct", "popular"] as const
 export const Sort = Schema.Literal(...SORTS).annotations({
+  message: oneOf(SORTS),
   description: "relevance (default with q): full-text rank; recent (default without q): newest first; " +
     "savings: savingsUsd descending; price: cheapest first; reconstruct: reconstructUsd descending; " +
     "popular: most purchases first"
 })
 export type Sort = typeof Sort.Type
 
-export const MAX_LIMIT = 100
-export const DEFAULT_LIMIT = 20
+export { DEFAULT_LIMIT, MAX_LIMIT } from "./Paging.ts"
 
-const UsdParam = Schema.compose(Schema.NumberFromString, UsdAmount)
-const PositiveIntParam = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1e9))
+const YEARS = "between the years 0001 and 9999"
 
-/** Query parameters of GET /api/discover and GET /api/handoffs; every one is optional. */
-export const DiscoverParams = Schema.Struct({
+/** An ISO 8601 time PostgreSQL can store: JavaScript dates reach back to 271821 BC, PostgreSQL's to 4713 BC. */
+export const IsoTime = Schema.transformOrFail(Schema.String, Schema.DateFromSelf, {
+  strict: true,
+  decode: (text, _, ast) => {
+    const date = new Date(text)
+    const year = date.getUTCFullYear()
+    return text.trim() !== "" && !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999
+      ? ParseResult.succeed(date)
+      : ParseResult.fail(
+        new ParseResult.Type(
+          ast,
+          text,
+          `must be an ISO 8601 time ${YEARS}, such as 2026-01-31T00:00:00Z; got ${echo(text)}`
+        )
+      )
+  },
+  encode: (date) => ParseResult.succeed(date.toISOString())
+}).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+
+const usd = <I>(number: NumberInput<I>, description: string) =>
+  number(UsdAmount).annotations({
+    description,
+    jsonSchema: { type: "number", minimum: 0, maximum: MAX_USD, description }
+  })
+
+/** A catalog query's fields, with numbers in the form their transport carries them. */
+const discoverFields = <I>(number: NumberInput<I>) => ({
   q: Schema.optional(Text(200, "Full-text search over title, tags, teaser and contains claims")),
   tag: Schema.optional(Text(40, "Only handoffs with this tag (case-insensitive)")),
   sort: Schema.optional(Sort),
-  maxPrice: Schema.optional(UsdParam.annotations({ description: "Highest priceUsd" })),
-  minSavings: Schema.optional(UsdParam.annotations({ description: "Lowest savingsUsd" })),
-  minReconstruct: Schema.optional(UsdParam.annotations({ description: "Lowest reconstructUsd" })),
-  since: Schema.optional(
-    Schema.Date.pipe(
-      // JavaScript dates reach back to 271821 BC, PostgreSQL timestamps only to 4713 BC.
-      Schema.filter((date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999, {
-        message: () => "must be an ISO 8601 time between the years 0001 and 9999"
-      })
-    ).annotations({ description: "Only handoffs filed at or after this ISO 8601 time" })
-  ),
+  maxPrice: Schema.optional(usd(number, "Highest priceUsd")),
+  minSavings: Schema.optional(usd(number, "Lowest savingsUsd")),
+  minReconstruct: Schema.optional(usd(number, "Lowest reconstructUsd")),
+  since: Schema.optional(IsoTime.annotations({ description: "Only handoffs filed at or after this ISO 8601 time" })),
   vendor: Schema.optional(Text(200, "provenance.vendor, case-insensitive exact match")),
-  page: Schema.optional(PositiveIntParam.annotations({ description: "1-based page, default 1" })),
-  limit: Schema.optional(
-    PositiveIntParam.annotations({ description: `Page size, default ${DEFAULT_LIMIT}, capped at ${MAX_LIMIT}` })
-  ),
-  include: Schema.optional(Schema.Literal("demo").annotations({ description: "`demo` also lists demo packets" }))
+  ...pagingFields(number),
+  include: Schema.optional(
+    Schema.Literal("demo").annotations({ description: "`demo` also lists demo packets", message: oneOf(["demo"]) })
+  )
 })
+
+/**
+ * Query parameters of GET /api/discover and GET /api/handoffs (and of the HTML catalog); every one is optional.
+ * The result window is part of the schema, so every front door that decodes with it refuses the same pages.
+ */
+export const DiscoverParams = withinResultWindow(
+  Schema.Struct(discoverFields(fromText)).annotations({ parseOptions: { errors: "all" } })
+)
+
+/** The same query as MCP arguments (search_handoffs): the same fields and rules, with numbers as JSON numbers. */
+export const DiscoverArguments = withinResultWindow(
+  Schema.Struct(discoverFields(asNumber)).annotations({ parseOptions: { errors: "all" } })
+)
+
 export type DiscoverParams = typeof DiscoverParams.Type
 
 export interface CatalogQuery {
@@ -57,17 +89,18 @@ export interface CatalogQuery {
 
 export const toCatalogQuery = (params: DiscoverParams): CatalogQuery => {
   const q = params.q?.trim() ?? ""
+  const { limit, page } = pagingOf(params)
   return {
     q,
-    tag: params.tag?.trim().toLowerCase() ?? "",
+    tag: params.tag === undefined ? "" : cleanLabel(params.tag),
     sort: params.sort ?? (q === "" ? "recent" : "relevance"),
     maxPrice: params.maxPrice ?? null,
     minSavings: params.minSavings ?? null,
     minReconstruct: params.minReconstruct ?? null,
     since: params.since ?? null,
     vendor: params.vendor?.trim() ?? "",
-    page: params.page ?? 1,
-    limit: Math.min(params.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+    page,
+    limit,
     includeDemo: params.include === "demo"
   }
 }

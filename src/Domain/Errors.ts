@@ -187,3 +187,26 @@ export class SettlementPending extends Schema.Class<SettlementPending>("Settleme
 ) {
   readonly _tag = "SettlementPending"
 }
+
+export class AgentMismatch extends Schema.Class<AgentMismatch>("AgentMismatch")(
+  envelope("agent_mismatch"),
+  status(403, "X-AGENT-ID is another identity than the one the request changes; an agent changes only its own settings")
+) {
+  readonly _tag = "AgentMismatch"
+}
+
+export class DuplicateBody extends Schema.Class<DuplicateBody>("DuplicateBody")(
+  {
+    ...envelope("duplicate_body"),
+    duplicateOf: Schema.NullOr(Schema.String).annotations({
+      description: "The listed handoff with the same body (DESK-12), EXAMPLE for the free example and demo packet, " +
+        "or null while another desk's filing of it is not yet committed"
+    })
+  },
+  status(
+    409,
+    "The body (trimmed, line endings unified) is already listed, or is the free example's: file your own work"
+  )
+) {
+  readonly _tag = "DuplicateBody"
+}

@@ -1,8 +1,12 @@
 import { Schema } from "effect"
 import { EvmAddress } from "./Agent.ts"
+import { filingRuleIssues } from "./FilingRules.ts"
 import { DeskId } from "./Ids.ts"
-import { UsdAmount } from "./Money.ts"
-import { StorableString, Text, TextList, visibleLength } from "./Text.ts"
+import { rule, STABLE_FILTER } from "./Issues.ts"
+import { MICROS_PER_USD, usdAmount } from "./Money.ts"
+import { codePoints, StorableString, Text, TextList, visibleLength } from "./Text.ts"
+
+export { PLACEHOLDERS, REQUIRED_SECTIONS } from "./FilingRules.ts"
 
 /** Documented maximum lengths, in Unicode code points and array items. */
 export const LIMITS = {
@@ -19,10 +23,24 @@ export const LIMITS = {
   tools: { items: 50, chars: 100 }
 } as const
 
-export const REQUIRED_SECTIONS = ["Failed approaches", "Recommended next actions"] as const
+const MAX_MEASURE = 1e12
 
-const Count = Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER))
-const Measure = Schema.Number.pipe(Schema.finite(), Schema.between(0, 1e12))
+const BODY_DESCRIPTION =
+  `Sealed Markdown body: at least ${LIMITS.bodyMin} visible characters (whitespace runs count once), ` +
+  "with Markdown headings titled `Failed approaches` and `Recommended next actions`"
+
+const Count = Schema.Number.annotations({ message: rule("must be a whole number") }).pipe(
+  Schema.filter((n) => Number.isSafeInteger(n) && n >= 0, {
+    message: rule("must be a whole number of at least 0"),
+    jsonSchema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER }
+  })
+)
+const Measure = Schema.Number.annotations({ message: rule("must be a number") }).pipe(
+  Schema.filter((n) => Number.isFinite(n) && n >= 0 && n <= MAX_MEASURE, {
+    message: rule(`must be a number from 0 to ${MAX_MEASURE}`),
+    jsonSchema: { minimum: 0, maximum: MAX_MEASURE }
+  })
+)
 
 export const ProvenanceInput = Schema.Struct({
   vendor: Schema.optional(Text(LIMITS.provenanceText)),
@@ -41,26 +59,38 @@ export const ProvenanceInput = Schema.Struct({
 })
 export type ProvenanceInput = typeof ProvenanceInput.Type
 
-export const FilingRequest = Schema.Struct({
+const FilingFields = Schema.Struct({
   title: Text(LIMITS.title, "Specific, searchable title"),
   teaser: Text(LIMITS.teaser, "Public summary; no secrets"),
   body: StorableString.pipe(
     Schema.filter((s) => visibleLength(s) >= LIMITS.bodyMin, {
-      message: () =>
-        `must hold at least ${LIMITS.bodyMin} visible characters (whitespace runs count once, invisible characters not at all)`
+      message: (issue) =>
+        `must hold at least ${LIMITS.bodyMin} visible characters (whitespace runs count once, invisible characters ` +
+        `not at all); got ${typeof issue.actual === "string" ? visibleLength(issue.actual) : 0}`
     }),
-    Schema.filter((s) => visibleLength(s) <= LIMITS.body, { message: () => `must be at most ${LIMITS.body} characters` })
+    Schema.filter((s) => codePoints(s) <= LIMITS.body, {
+      message: (issue) =>
+        `must be at most ${LIMITS.body} characters; got ${
+          typeof issue.actual === "string" ? codePoints(issue.actual) : 0
+        }`
+    })
   ).annotations({
-    description: "Sealed Markdown body; at least 400 visible characters, with sections titled " +
-      "`Failed approaches` and `Recommended next actions`",
-    jsonSchema: { type: "string", minLength: LIMITS.bodyMin, maxLength: LIMITS.body }
+    jsonSchema: {
+      type: "string",
+      minLength: LIMITS.bodyMin,
+      maxLength: LIMITS.body,
+      description: BODY_DESCRIPTION
+    }
   }),
   filer: Text(LIMITS.filer, "Public filing handle"),
   filerDid: DeskId,
-  priceUsd: UsdAmount.pipe(
-    Schema.filter((micros) => micros >= 1, { message: () => "must be at least 0.000001 (one micro-USDC)" })
-  ).annotations({ description: "Unlock price in USD, at least 0.000001, at most 6 decimals; no maximum" }),
-  reconstructUsd: UsdAmount.annotations({ description: "Your estimate of the cost to redo the work; must exceed priceUsd" }),
+  priceUsd: usdAmount(1 / MICROS_PER_USD).annotations({
+    description: "Unlock price in USD: at least 0.000001 (one micro-USDC), at most 6 decimals; no business maximum " +
+      "(1,000,000,000 keeps sums exact)"
+  }),
+  reconstructUsd: usdAmount(0).annotations({
+    description: "Your estimate of the cost to redo the work, in USD with at most 6 decimals; must exceed priceUsd"
+  }),
   minutes: Schema.optional(Schema.NullOr(Measure)),
   tags: Schema.optional(TextList(LIMITS.tags.items, LIMITS.tags.chars, "Search tags; stored trimmed and lowercase")),
   contains: Schema.optional(TextList(LIMITS.contains.items, LIMITS.contains.chars, "Section names the body holds")),
@@ -73,8 +103,22 @@ export const FilingRequest = Schema.Struct({
     description: "Optional (beyond the spec): registers your payout address with your first filing, so no one " +
       "else can register one for your id first. Ignored when it equals the registered one; a different one is refused."
   }))
-}).annotations({
+})
+
+/** A filing: its fields, then the rules across them, judged in the same decode (see STABLE_FILTER). */
+export const FilingRequest = FilingFields.pipe(
+  Schema.filter(
+    (filing) =>
+      filingRuleIssues(filing).map(({ message, path }) => ({
+        path: path.split(".").map((key) => (/^\d+$/.test(key) ? Number(key) : key)),
+        message
+      })),
+    { [STABLE_FILTER]: true }
+  )
+).annotations({
   identifier: "FilingRequest",
+  description: "Title, teaser and sealed Markdown body (with `Failed approaches` and `Recommended next actions` " +
+    "headings), your handle and id, the price and your estimate to redo the work",
   parseOptions: { onExcessProperty: "error", errors: "all" }
 })
 export type FilingRequest = typeof FilingRequest.Type

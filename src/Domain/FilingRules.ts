@@ -1,33 +1,73 @@
 import type { Issue } from "./Errors.ts"
-import type { FilingRequest } from "./Filing.ts"
-import { REQUIRED_SECTIONS } from "./Filing.ts"
-import type { DeskId } from "./Ids.ts"
+
+export const REQUIRED_SECTIONS = ["Failed approaches", "Recommended next actions"] as const
+
+/** The values GET /api/template fills in for the filer to replace; filed as they are, they describe no one. */
+export const PLACEHOLDERS = {
+  filer: "your-public-handle",
+  filerDid: "did:desk:00000000000000000000000000000000",
+  provenance: { vendor: "example-vendor", model: "example-model", agentName: "desk-example" }
+} as const
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** A section is a Markdown heading (`#` to `######`) or a bold line whose text starts with the name. */
+/** A section is a Markdown heading (`#` to `######`, ATX style) whose text starts with the name. */
 const hasSection = (body: string, name: string) =>
-  new RegExp(`^\\s{0,3}(#{1,6}\\s*|\\*\\*)${escapeRegExp(name)}\\b`, "imu").test(body)
+  new RegExp(`^ {0,3}#{1,6}[ \\t]*${escapeRegExp(name)}\\b`, "imu").test(body)
 
-/** The rules that span fields or need the caller's identity; field-level rules live in the schema. */
-export const filingIssues = (request: FilingRequest, agent: DeskId): ReadonlyArray<Issue> => {
+type Loose = Readonly<Record<string, unknown>>
+
+const isRecord = (value: unknown): value is Loose =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const sameText = (value: unknown, placeholder: string) =>
+  typeof value === "string" && value.trim().toLowerCase() === placeholder
+
+const placeholderIssue = (path: string, placeholder: string): Issue => ({
+  path,
+  message: `is the template's placeholder "${placeholder}": replace it with your own value`
+})
+
+/**
+ * The rules that span fields or read the body, judged on whatever part of the filing is usable: they run on the
+ * decoded filing and, when a field fails its own schema, on the raw input, so one answer lists every issue.
+ * Both forms carry the two prices in the same unit (micro-USDC decoded, USD raw), so comparing them holds.
+ */
+export const filingRuleIssues = (input: unknown): ReadonlyArray<Issue> => {
+  if (!isRecord(input)) return []
   const issues: Array<Issue> = []
-  if (request.filerDid !== agent) {
-    issues.push({ path: "filerDid", message: "must equal the X-AGENT-ID header" })
-  }
-  if (request.reconstructUsd <= request.priceUsd) {
+  const { body, doesNotContain, filer, filerDid, priceUsd, provenance, reconstructUsd } = input
+  if (typeof priceUsd === "number" && typeof reconstructUsd === "number" && reconstructUsd <= priceUsd) {
     issues.push({ path: "reconstructUsd", message: "must exceed priceUsd" })
   }
-  for (const section of REQUIRED_SECTIONS) {
-    if (!hasSection(request.body, section)) {
-      issues.push({ path: "body", message: `must include a section titled "${section}" (a Markdown heading)` })
+  if (typeof body === "string") {
+    for (const section of REQUIRED_SECTIONS) {
+      if (!hasSection(body, section)) {
+        issues.push({
+          path: "body",
+          message: `must include a section titled "${section}" (a Markdown heading such as "## ${section}")`
+        })
+      }
+    }
+    if (Array.isArray(doesNotContain)) {
+      const text = body.toLowerCase()
+      doesNotContain.forEach((phrase: unknown, index) => {
+        if (typeof phrase === "string" && phrase.trim() !== "" && text.includes(phrase.toLowerCase())) {
+          issues.push({ path: `doesNotContain.${index}`, message: `the body contains the phrase "${phrase}"` })
+        }
+      })
     }
   }
-  const body = request.body.toLowerCase()
-  request.doesNotContain?.forEach((phrase, index) => {
-    if (body.includes(phrase.toLowerCase())) {
-      issues.push({ path: `doesNotContain.${index}`, message: `the body contains the phrase "${phrase}"` })
+  if (sameText(filer, PLACEHOLDERS.filer)) issues.push(placeholderIssue("filer", PLACEHOLDERS.filer))
+  if (sameText(filerDid, PLACEHOLDERS.filerDid)) issues.push(placeholderIssue("filerDid", PLACEHOLDERS.filerDid))
+  if (isRecord(provenance)) {
+    for (const [field, placeholder] of Object.entries(PLACEHOLDERS.provenance)) {
+      if (sameText(provenance[field], placeholder)) issues.push(placeholderIssue(`provenance.${field}`, placeholder))
     }
-  })
+  }
   return issues
 }
+
+/** The one rule that needs the caller: a filing is filed by the identity that sends it. */
+export const identityIssues = (filerDid: string, agent: string): ReadonlyArray<Issue> =>
+  filerDid === agent ? [] : [{ path: "filerDid", message: "must equal the X-AGENT-ID header" }]

@@ -1,10 +1,11 @@
 import { Option, Schema } from "effect"
+import { rule } from "./Issues.ts"
 
 export const DESK_ID_PATTERN = /^did:desk:[0-9a-f]{32}$/
 
-export const DeskId = Schema.String.pipe(
+export const DeskId = Schema.String.annotations({ message: rule("must be a string") }).pipe(
   Schema.pattern(DESK_ID_PATTERN, {
-    message: () => "must be did:desk: followed by 32 lowercase hexadecimal characters"
+    message: rule("must be did:desk: followed by 32 lowercase hexadecimal characters")
   }),
   Schema.brand("DeskId")
 ).annotations({ identifier: "DeskId", description: "Agent identity: did:desk: + 32 lowercase hex characters" })

@@ -1,4 +1,20 @@
 import { Schema } from "effect"
+import { rule } from "./Issues.ts"
+
+export const ReceiptKind = Schema.Literal("sale", "demo", "self").annotations({
+  description: "sale counts in totals and spend; demo (sandbox packet) and self (a filer's own handoff) do not, " +
+    "and owe the filer nothing"
+})
+export type ReceiptKind = typeof ReceiptKind.Type
+
+export const PayoutStatus = Schema.Literal("ledger", "owed", "pending", "sent", "failed", "zero").annotations({
+  description: "Where the filer's share stands. ledger: a desk-receipt sale; the share is recorded in the ledger " +
+    "and never moves on-chain (a desk receipt moves no USDC). owed: an x402 sale whose share waits for the filer's " +
+    "payoutAddress (or the desk wallet), then is paid by the payout worker. pending: being paid on-chain. sent: paid " +
+    "(filerPayoutTxHash). failed: the last attempt failed; it is retried. zero: nothing is owed (filerPayoutUsd 0: a " +
+    "self-purchase, the demo packet, or a share that floors to 0 micro-USDC)"
+})
+export type PayoutStatus = typeof PayoutStatus.Type
 
 export const Receipt = Schema.Struct({
   receiptId: Schema.String,
@@ -9,13 +25,13 @@ export const Receipt = Schema.Struct({
   }),
   filerDid: Schema.String,
   priceUsd: Schema.Number,
-  filerPayoutUsd: Schema.Number,
+  filerPayoutUsd: Schema.Number.annotations({
+    description: "The filer's share: 90 % of a sale's price floored to whole micro-USDC; 0 when kind is demo or self"
+  }),
   deskFeeUsd: Schema.Number,
   mode: Schema.Literal("desk", "x402"),
-  kind: Schema.Literal("sale", "demo", "self").annotations({
-    description: "sale counts in totals; demo (sandbox packet) and self (a filer's own handoff) do not"
-  }),
-  filerPayoutStatus: Schema.Literal("owed", "pending", "sent", "failed", "zero"),
+  kind: ReceiptKind,
+  filerPayoutStatus: PayoutStatus,
   filerPayoutTxHash: Schema.NullOr(Schema.String),
   filerPayoutTxUrl: Schema.NullOr(Schema.String),
   txHash: Schema.NullOr(Schema.String),
@@ -26,8 +42,15 @@ export const Receipt = Schema.Struct({
 export type Receipt = typeof Receipt.Type
 
 export const UnlockRequest = Schema.Struct({
-  payer: Schema.String.annotations({ description: "Your desk id; must equal X-AGENT-ID" })
-}).annotations({ identifier: "UnlockRequest", parseOptions: { onExcessProperty: "error", errors: "all" } })
+  payer: Schema.String.annotations({
+    description: "Your desk id; must equal X-AGENT-ID",
+    message: rule("must be your desk id")
+  })
+}).annotations({
+  identifier: "UnlockRequest",
+  message: rule("send a JSON object {\"payer\": \"<your id>\"}, the same id as X-AGENT-ID"),
+  parseOptions: { onExcessProperty: "error", errors: "all" }
+})
 
 export const UnlockResponse = Schema.Struct({
   ok: Schema.Literal(true),
@@ -44,8 +67,11 @@ export const BodyResponse = Schema.Struct({
   body: Schema.String
 }).annotations({ identifier: "SealedBody" })
 
-export const FeedbackRequest = Schema.Struct({ useful: Schema.Boolean }).annotations({
+export const FeedbackRequest = Schema.Struct({
+  useful: Schema.Boolean.annotations({ message: rule("must be true or false") })
+}).annotations({
   identifier: "FeedbackRequest",
+  message: rule("send a JSON object {\"useful\": true} or {\"useful\": false}"),
   parseOptions: { onExcessProperty: "error", errors: "all" }
 })
 

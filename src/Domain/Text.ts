@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { rule, STABLE_FILTER } from "./Issues.ts"
 
 export const codePoints = (text: string): number => {
   let count = 0
@@ -13,26 +14,47 @@ const WHITESPACE_RUN = /[\s\p{Zs}]+/gu
 export const visibleLength = (text: string): number =>
   codePoints(text.replace(INVISIBLE, "").replace(WHITESPACE_RUN, " ").trim())
 
+// Default-ignorable code points render as nothing (zero-width spaces and joiners, bidi controls, variation
+// selectors, fillers); control characters have no place in a label either.
+const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}]/gu
+
+/**
+ * A short label (a tag) as it is stored and matched: whitespace runs folded to one space, invisible characters
+ * removed, lowercase, Unicode NFC; so two tags that look the same are the same tag. May come out empty.
+ */
+export const cleanLabel = (text: string): string =>
+  text.replace(WHITESPACE_RUN, " ").replace(IGNORABLE, "").trim().toLowerCase().normalize("NFC")
+
 // PostgreSQL text cannot hold NUL (the insert fails), and a lone surrogate is silently stored as U+FFFD.
 const UNSTORABLE = /[\u0000\p{Cs}]/u
 
 /** Text PostgreSQL stores exactly as sent: no NUL character, no unpaired UTF-16 surrogate. */
 export const isStorable = (text: string): boolean => !UNSTORABLE.test(text)
 
-export const StorableString = Schema.String.pipe(
-  Schema.filter(isStorable, { message: () => "must not contain NUL (\\u0000) or unpaired surrogate characters" })
+export const StorableString = Schema.String.annotations({ message: rule("must be a string") }).pipe(
+  Schema.filter(isStorable, { message: rule("must not contain NUL (\\u0000) or unpaired surrogate characters") })
 )
 
 /** A string of 1..max Unicode code points that is not only whitespace. */
 export const Text = (max: number, description?: string) =>
   StorableString.pipe(
-    Schema.filter((s) => visibleLength(s) > 0, { message: () => "must not be empty or only whitespace" }),
-    Schema.filter((s) => codePoints(s) <= max, { message: () => `must be at most ${max} characters` }),
-    Schema.annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: max }, ...(description ? { description } : {}) })
+    Schema.filter((s) => visibleLength(s) > 0, { message: rule("must not be empty or only whitespace") }),
+    Schema.filter((s) => codePoints(s) <= max, { message: rule(`must be at most ${max} characters`) }),
+    // A node with its own jsonSchema is rendered from it alone: the description goes inside.
+    Schema.annotations({
+      jsonSchema: { type: "string", minLength: 1, maxLength: max, ...(description ? { description } : {}) },
+      ...(description ? { description } : {})
+    })
   )
 
 export const TextList = (maxItems: number, maxChars: number, description?: string) =>
-  Schema.Array(Text(maxChars)).pipe(
-    Schema.maxItems(maxItems, { message: () => `must have at most ${maxItems} items` }),
-    Schema.annotations(description ? { description } : {})
+  Schema.Array(Text(maxChars)).annotations({ message: rule("must be a JSON array of strings") }).pipe(
+    Schema.filter((items) => items.length <= maxItems, {
+      // Like Schema.maxItems, judged even when an item fails, so one answer names both.
+      [STABLE_FILTER]: true,
+      message: (issue) =>
+        `must have at most ${maxItems} items; got ${Array.isArray(issue.actual) ? issue.actual.length : "more"}`,
+      jsonSchema: { maxItems },
+      ...(description ? { description } : {})
+    })
   )

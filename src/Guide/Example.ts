@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { FilingRequest } from "../Domain/Filing.ts"
+import { FilingRequest, PLACEHOLDERS } from "../Domain/Filing.ts"
 
 const EXAMPLE_BODY = `## Context
 A Node 20 service on PostgreSQL 15 started timing out on one report query after a data import of 40 million rows.
@@ -29,9 +29,7 @@ After ANALYZE and SET STATISTICS 1000 on account_id, the plan switched to an ind
 `
 
 const EXAMPLE_PROVENANCE = {
-  vendor: "example-vendor",
-  model: "example-model",
-  agentName: "desk-example",
+  ...PLACEHOLDERS.provenance,
   inputTokens: 182_000,
   outputTokens: 9_400,
   durationMinutes: 95,
@@ -40,7 +38,8 @@ const EXAMPLE_PROVENANCE = {
 
 const EXAMPLE_FIELDS = {
   title: "PostgreSQL report query 50x slower after bulk import: stale statistics, not missing indexes",
-  teaser: "A 41 s report query fixed in 0.8 s. Three failed approaches ruled out and the import-job change that fixed it.",
+  teaser:
+    "A 41 s report query fixed in 0.8 s. Three failed approaches ruled out and the import-job change that fixed it.",
   tags: ["postgresql", "performance", "query-planner"],
   contains: ["Failed approaches", "Recommended next actions", "Evidence"],
   doesNotContain: ["password", "api key"],
@@ -65,6 +64,8 @@ export const DEMO_PACKET = Schema.decodeSync(FilingRequest)({
   body: EXAMPLE_BODY,
   filer: "handoff-desk-demo",
   filerDid: "did:desk:00000000000000000000000000000de0",
+  // Written by hand for the sandbox: the example's placeholders would be refused from any filer.
+  provenance: { vendor: "handoff-desk", model: "none (written by hand)", agentName: "handoff-desk-demo", tools: [] },
   priceUsd: 0.01,
   reconstructUsd: 60,
   minutes: 95

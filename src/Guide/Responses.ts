@@ -57,10 +57,11 @@ export const DemandResponse = Schema.Struct({
 
 export const TemplateResponse = Schema.Struct({
   ok: Schema.Literal(true),
-  filingSchema: Schema.Unknown.annotations({ description: "JSON Schema of the filing request" }),
+  filingSchema: Schema.Unknown.annotations({ description: "JSON Schema (2020-12) of the filing request" }),
   limits: Schema.Unknown.annotations({ description: "Maximum lengths in Unicode code points and items" }),
   pricing: PricingGuide,
   standingOrder: Schema.Array(Schema.String),
   example: Schema.Unknown.annotations({ description: "A filled filing request you can adapt" }),
+  replace: Schema.String.annotations({ description: "The example's values are placeholders: what to replace" }),
   headers: Schema.Record({ key: Schema.String, value: Schema.String })
 }).annotations({ identifier: "TemplateResponse" })

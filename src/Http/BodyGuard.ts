@@ -5,9 +5,6 @@ import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** The methods whose body the guard reads, so the OpenAPI document lists 400/413/415 on exactly those. */
-export const readsBody = (method: string): boolean => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
-
 const tooLarge = errorResponse(
   PayloadTooLarge,
   new PayloadTooLarge({ message: "The request body is over 1 MiB; shorten the body or the lists." })
@@ -68,7 +65,10 @@ export const guardBody = <E, R>(
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) return tooLarge
-    const read = yield* request.arrayBuffer.pipe(HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)), Effect.either)
+    const read = yield* request.arrayBuffer.pipe(
+      HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+      Effect.either
+    )
     if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : unreadable
     const bytes = new Uint8Array(read.right)
     let text: string

@@ -1,5 +1,5 @@
-import { isIP } from "node:net"
 import { Config, ConfigError, Context, Either, Layer } from "effect"
+import { isIP } from "node:net"
 
 const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/
 
@@ -48,6 +48,24 @@ export const clientIp = (
   return current
 }
 
+/** The eight 16-bit groups of a canonical IPv6 address, `::` expanded. */
+const groupsOf = (ipv6: string): Array<string> => {
+  const [head, tail] = ipv6.includes("::") ? ipv6.split("::") as [string, string] : [ipv6, undefined]
+  const left = head === "" ? [] : head.split(":")
+  const right = tail === undefined || tail === "" ? [] : tail.split(":")
+  const zeros = tail === undefined ? [] : Array.from({ length: 8 - left.length - right.length }, () => "0")
+  return [...left, ...zeros, ...right]
+}
+
+/**
+ * Whose budget a request spends: an IPv4 address is one client, but an IPv6 host is routinely given a whole
+ * /64 (and picks a fresh address in it at will), so IPv6 clients are counted per /64 network.
+ */
+export const rateKeyOf = (ip: string): string => {
+  if (isIP(ip) !== 6) return ip
+  return `${groupsOf(ip).slice(0, 4).join(":")}::/64`
+}
+
 export const parseTrustedProxies = (list: string): Either.Either<ReadonlySet<string>, ConfigError.ConfigError> => {
   const ips = new Set<string>()
   for (const entry of list.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
@@ -68,5 +86,6 @@ export const trustedProxiesConfig: Config.Config<ReadonlySet<string>> = Config.s
 /** Addresses of the reverse proxies whose X-Forwarded-For we believe (`DESK_TRUST_PROXY`, comma-separated). */
 export class TrustedProxies extends Context.Tag("TrustedProxies")<TrustedProxies, ReadonlySet<string>>() {
   static readonly layerConfig = Layer.effect(TrustedProxies, trustedProxiesConfig)
-  static readonly layer = (ips: ReadonlyArray<string>) => Layer.effect(TrustedProxies, parseTrustedProxies(ips.join(",")))
+  static readonly layer = (ips: ReadonlyArray<string>) =>
+    Layer.effect(TrustedProxies, parseTrustedProxies(ips.join(",")))
 }

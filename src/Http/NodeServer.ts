@@ -1,11 +1,12 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Effect, Layer, Runtime } from "effect"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { Config, Effect, Layer, Predicate, Runtime } from "effect"
+import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
+import { StartupError } from "../Domain/StartupError.ts"
 
 export interface Timeouts {
-  /** Time allowed to receive a whole request, headers and body. */
+  /** Time allowed to receive a whole request, headers and body; and for the client to take a finished response. */
   readonly requestSeconds: number
 }
 
@@ -54,12 +55,35 @@ const rawResponse = (status: string, body: unknown) => {
 }
 
 /**
- * Node's server with bounded waits: a client that trickles its headers or body (or never finishes them)
- * holds a connection and a fiber for at most the request timeout, not Node's default five minutes.
+ * A response that the client must take within `ms` of the desk finishing it: Node keeps whatever the socket
+ * has not accepted in memory for as long as the client does not read, so a client that never reads is cut off.
+ * The clock starts at `end`, not at the request: a slow answer (a settlement waiting for its block) is not one.
+ */
+const responseDrainedWithin = (ms: number) =>
+  class DrainedResponse extends ServerResponse {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override end(...args: Array<any>): this {
+      super.end(...args)
+      if (!this.writableFinished) {
+        const timer = setTimeout(() => this.destroy(), ms)
+        timer.unref()
+        const stop = () => clearTimeout(timer)
+        this.once("finish", stop)
+        this.once("close", stop)
+      }
+      return this
+    }
+  }
+
+/**
+ * Node's server with bounded waits: a client that trickles its headers or body (or never finishes them), or
+ * does not read its response, holds a connection and a fiber for at most the request timeout, not Node's
+ * default five minutes (or for ever).
  */
 export const makeServer = (timeouts: Timeouts, onRefused: (code: string) => void = () => {}): Server => {
   const requestTimeout = timeouts.requestSeconds * 1000
   const server = createServer({
+    ServerResponse: responseDrainedWithin(requestTimeout),
     requestTimeout,
     headersTimeout: Math.min(requestTimeout, 10_000),
     // How often Node looks for expired requests (default 30 s, which would triple a short timeout).
@@ -105,6 +129,25 @@ export const holdUntilServed = (server: Server): void => {
   server.on("newListener", onListener)
 }
 
+/** Why the server could not listen, naming the variable to change. */
+const listenFailure = (host: string, port: number, error: unknown) => {
+  let cause = error
+  while (cause instanceof Error && !Predicate.hasProperty(cause, "code") && cause.cause !== undefined) {
+    cause = cause.cause
+  }
+  const code = Predicate.hasProperty(cause, "code") ? String(cause.code) : ""
+  const message = code === "ENOTFOUND" || code === "EAI_AGAIN"
+    ? `HOST ${host} does not resolve to an address to listen on (getaddrinfo ${code})`
+    : code === "EADDRNOTAVAIL"
+    ? `HOST ${host} is not an address of this machine (EADDRNOTAVAIL)`
+    : code === "EADDRINUSE"
+    ? `PORT ${port} on ${host} is already in use (EADDRINUSE); stop what listens there or set another PORT`
+    : code === "EACCES"
+    ? `PORT ${port} needs privileges this process lacks (EACCES); use a port above 1023`
+    : `cannot listen on HOST ${host}, PORT ${port}: ${cause instanceof Error ? cause.message : String(cause)}`
+  return new StartupError({ message })
+}
+
 /** The Node HTTP server on HOST:PORT with the configured timeouts. */
 export const layerConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
@@ -112,6 +155,8 @@ export const layerConfig = Layer.unwrapEffect(
     const timeouts = yield* timeoutsConfig
     const runtime = yield* Effect.runtime<never>()
     const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
-    return NodeHttpServer.layer(() => makeServer(timeouts, log), { port: config.port, host: config.host })
+    return NodeHttpServer.layer(() => makeServer(timeouts, log), { port: config.port, host: config.host }).pipe(
+      Layer.catchAll((error) => Layer.fail(listenFailure(config.host, config.port, error)))
+    )
   })
 )

@@ -2,26 +2,6 @@ import { RateLimited } from "../Domain/Errors.ts"
 import type { RateDecision, RatePolicy } from "../RateLimiter.ts"
 import { errorResponse } from "./Respond.ts"
 
-const discoveryDocuments = new Set([
-  "/llms.txt",
-  "/AGENTS.md",
-  "/agents.txt",
-  "/agents.json",
-  "/tools.json",
-  "/index.json",
-  "/starter.md",
-  "/openapi.json"
-])
-
-/**
- * Everything is limited except reads of `GET /api/health`, the discovery documents and `/.well-known/*`.
- * Paths are compared raw and exactly: a spelling the router might normalise differently is limited.
- */
-export const isRateLimited = (method: string, path: string): boolean => {
-  if (method !== "GET" && method !== "HEAD") return true
-  return !(path === "/api/health" || discoveryDocuments.has(path) || path.startsWith("/.well-known/"))
-}
-
 /**
  * draft-ietf-httpapi-ratelimit-headers, structured-field form. A sliding window has no fixed reset, so `t` is
  * when the full quota is back (every request now in the window has left it); Retry-After is when one slot is.
@@ -39,4 +19,15 @@ export const refusal = (policy: RatePolicy, decision: RateDecision) =>
         `retry in ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`
     }),
     { ...rateLimitHeaders(policy, decision), "retry-after": String(decision.retryAfterSeconds) }
+  )
+
+/** A client with `cap` requests in progress: the next waits for one of them, not for the rate window. */
+export const busy = (cap: number) =>
+  errorResponse(
+    RateLimited,
+    new RateLimited({
+      message: `This address has ${cap} requests in progress, the most one client may have at once; ` +
+        "wait for one to finish, then retry in 1 second."
+    }),
+    { "retry-after": "1" }
   )

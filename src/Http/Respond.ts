@@ -17,5 +17,7 @@ export const errorResponse = <A, I>(
  * plain records), where the walk only re-checks what the desk just built. `A extends I` keeps transforming
  * schemas (dates, numbers from strings) out at compile time; a test pins the identity at run time.
  */
-export const encodedAsIs = <A extends I, I>(_schema: Schema.Schema<A, I>, value: A): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(value)
+export const encodedAsIs = <A extends I, I>(
+  _schema: Schema.Schema<A, I>,
+  value: A
+): HttpServerResponse.HttpServerResponse => HttpServerResponse.unsafeJson(value)

@@ -31,7 +31,8 @@ const make = Effect.gen(function*() {
   const lock = SqlSchema.single({
     Request: Schema.String,
     Result: AgentRow,
-    execute: (id) => sql`INSERT INTO agents (id) VALUES (${id}) ON CONFLICT (id) DO UPDATE SET id = excluded.id RETURNING *`
+    execute: (id) =>
+      sql`INSERT INTO agents (id) VALUES (${id}) ON CONFLICT (id) DO UPDATE SET id = excluded.id RETURNING *`
   })
 
   const find = SqlSchema.findOne({
@@ -70,7 +71,8 @@ const make = Effect.gen(function*() {
     ensure: (id: string) => Effect.orDie(ensure(id)),
     lock: (id: string) => Effect.orDie(lock(id)),
     find: (id: string) => Effect.orDie(find(id)),
-    update: (id: string, payoutAddress: string | null, capMicro: number) => Effect.orDie(update(id, payoutAddress, capMicro)),
+    update: (id: string, payoutAddress: string | null, capMicro: number) =>
+      Effect.orDie(update(id, payoutAddress, capMicro)),
     spend: (id: string, amount: number) => Effect.orDie(spend({ id, amount })),
     stats: (id: string) => Effect.orDie(stats(id))
   } as const

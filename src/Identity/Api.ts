@@ -1,20 +1,34 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AgentRegistration, AgentView } from "../Domain/Agent.ts"
-import { InvalidRequest, NotFound, PayoutChangeRefused } from "../Domain/Errors.ts"
+import {
+  AgentIdRequired,
+  AgentMismatch,
+  InvalidAgentId,
+  InvalidRequest,
+  NotFound,
+  PayoutChangeRefused
+} from "../Domain/Errors.ts"
+import { AgentHeaders } from "./AgentId.ts"
 
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("register", "/api/agents")
+      .setHeaders(AgentHeaders)
       .setPayload(AgentRegistration)
       .addSuccess(AgentView)
       .addError(InvalidRequest)
+      .addError(AgentIdRequired)
+      .addError(InvalidAgentId)
+      .addError(AgentMismatch)
       .addError(PayoutChangeRefused)
       .annotate(OpenApi.Summary, "Register an id, set its payoutAddress and/or its spendCapUsd")
       .annotate(
         OpenApi.Description,
-        "The first payoutAddress is set freely; changing it needs an EIP-191 signature by the current payout " +
-          "address (see payoutChangeRule). spendCapUsd may be raised (ask your owner) or lowered down to what was spent."
+        "X-AGENT-ID is required and must equal id: an agent registers and changes only its own settings. The first " +
+          "payoutAddress is set freely; changing it needs an EIP-191 signature by the current payout address (see " +
+          "payoutChangeRule). A payoutAddress must be able to receive: not the zero address, the USDC contract or the " +
+          "desk's payTo. spendCapUsd may be raised (ask your owner) or lowered down to what was spent."
       )
   )
   .add(

@@ -74,7 +74,10 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
       .addError(InvalidAgentId)
       .addError(InvalidRequest)
       .addError(NotUnlocked)
-      .annotate(OpenApi.Summary, "Mark an unlocked handoff useful or not (one vote per identity; a later call changes it)")
+      .annotate(
+        OpenApi.Summary,
+        "Mark an unlocked handoff useful or not (one vote per identity; a later call changes it)"
+      )
   )
   .add(
     HttpApiEndpoint.get("receipts", "/api/receipts")

@@ -2,14 +2,14 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { toUsd } from "../Domain/Money.ts"
+import { pagesOf } from "../Domain/Paging.ts"
+import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
 import { Settlement } from "../Settlement.ts"
 import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
 import { toReceipt } from "./toReceipt.ts"
-
-const MAX_LIMIT = 100
 
 export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
   Effect.gen(function*() {
@@ -38,23 +38,24 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
         Effect.gen(function*() {
           const header = headers[AGENT_HEADER]
           // A blank header is no identity: the caller gets the 402 challenge, like a caller without one.
-          const agent = header === undefined || header.trim() === "" ? Option.none() : Option.some(yield* requireAgentId(header))
+          const agent = header === undefined || header.trim() === ""
+            ? Option.none()
+            : Option.some(yield* requireAgentId(header))
           return yield* ledger.body(path.id, agent)
         }).pipe(Effect.catchTag("AgentIdRequired", Effect.die), Effect.tapError(failureHeaders(settlement))))
       .handle("feedback", ({ headers, path, payload }) =>
-        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) => ledger.feedback(agent, path.id, payload.useful)))
+        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
+          ledger.feedback(agent, path.id, payload.useful)))
       .handle("receipts", ({ urlParams }) =>
         Effect.gen(function*() {
-          const page = urlParams.page ?? 1
-          const limit = Math.min(urlParams.limit ?? 20, MAX_LIMIT)
-          const filter = { payer: urlParams.payer ?? null, filer: urlParams.filer ?? null, limit, offset: (page - 1) * limit }
+          const filter = toReceiptQuery(urlParams)
           const { rows, total } = yield* ledger.list(filter)
           return {
             ok: true as const,
             total,
-            page,
-            limit,
-            pages: Math.ceil(total / limit),
+            page: filter.page,
+            limit: filter.limit,
+            pages: pagesOf(total, filter.limit),
             receipts: rows.map(receiptFor(filter.payer === null ? "public" : "buyer"))
           }
         }))
@@ -72,8 +73,12 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
             filerPaidOnChainUsd: toUsd(totals.filer_paid_on_chain_micro),
             deskLedgerOnlyUsd: toUsd(totals.ledger_only_micro),
             filerOwedUsd: toUsd(totals.filer_owed_micro),
-            totalsNote: "Totals count sales only: demo (sandbox) and self-test unlocks are excluded. deskLedgerOnlyUsd is " +
-              "desk-receipt volume with no USDC movement; filerOwedUsd is the filers' 90 % not yet paid on-chain.",
+            filerLedgerUsd: toUsd(totals.filer_ledger_micro),
+            totalsNote:
+              "Totals count sales only: demo (sandbox) and self-test unlocks are excluded and owe the filer " +
+              "nothing. deskLedgerOnlyUsd is desk-receipt volume with no USDC movement. filerOwedUsd is the filers' 90 % " +
+              "of x402 sales still to be sent on-chain (status owed, pending or failed: a payout row will send it). " +
+              "filerLedgerUsd is the filers' 90 % of desk-receipt sales (status ledger): recorded, never paid on-chain.",
             receiptCount: totals.receipts,
             recent: recent.map(receiptFor("public")),
             note: `Settlement: ${rail.label}. Buyer ids are masked in public listings.`,
@@ -97,8 +102,11 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
             onChainVolumeUsd: toUsd(totals.on_chain_micro),
             ledgerOnlyVolumeUsd: toUsd(totals.ledger_only_micro),
             filerOwedUsd: toUsd(totals.filer_owed_micro),
-            balanced: totals.filer_micro + totals.desk_micro === totals.volume_micro && census.purchases === totals.receipts,
-            note: "Counts exclude the demo packet and self-test unlocks; amounts are exact micro-USDC shown in USD."
+            filerLedgerUsd: toUsd(totals.filer_ledger_micro),
+            balanced: totals.filer_micro + totals.desk_micro === totals.volume_micro &&
+              census.purchases === totals.receipts,
+            note: "Counts exclude the demo packet and self-test unlocks; amounts are exact micro-USDC shown in USD. " +
+              "filerOwedUsd will be sent on-chain; filerLedgerUsd (desk receipts) is recorded only and never paid on-chain."
           }
         }))
   }))

@@ -1,17 +1,18 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option } from "effect"
-import { randomBytes } from "node:crypto"
 import type { SealedRow } from "../Catalog/HandoffRepo.ts"
 import { HandoffRepo } from "../Catalog/HandoffRepo.ts"
-import { PaymentInvalid, SettlementPending, type SpendCapExceeded } from "../Domain/Errors.ts"
+import { DeskConfig } from "../Config.ts"
+import { PaymentInvalid, SettlementPending } from "../Domain/Errors.ts"
 import type { DeskId } from "../Domain/Ids.ts"
-import { splitPrice } from "../Domain/Money.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { Payouts } from "../Payouts.ts"
-import { type Offer, Settlement, type VerifiedPayment } from "../Settlement.ts"
-import { PayoutRepo } from "./PayoutRepo.ts"
+import { type Offer, Settlement, type TransferRef, type VerifiedPayment } from "../Settlement.ts"
+import { offerOf } from "./Offer.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
-import type { ReceiptKind, ReceiptRow } from "./ReceiptRow.ts"
+import type { ReceiptRow } from "./ReceiptRow.ts"
+import { capExceeded, kindOf, spendOf } from "./Rules.ts"
+import { isUniqueViolation, Sales } from "./Sales.ts"
 import { SettlementRepo, type SettlementRow } from "./SettlementRepo.ts"
 
 export interface Unlocked {
@@ -21,19 +22,19 @@ export interface Unlocked {
   readonly settled: Option.Option<{ readonly payment: VerifiedPayment; readonly txHash: string }>
 }
 
-export interface PaidHelpers {
-  readonly offerOf: (handoff: SealedRow) => Offer
-  readonly kindOf: (handoff: SealedRow, payer: string) => ReceiptKind
-  readonly capExceeded: (agent: { spent_micro: number; spend_cap_micro: number }, handoff: SealedRow, payer: string) => SpendCapExceeded
-}
-
 const RETRY_AFTER_SECONDS = 5
-/** Block timestamps trail the wall clock a little: an authorization is treated as dead only well after validBefore. */
-const EXPIRY_GRACE_SECONDS = 60
 
-const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: unknown } | undefined)?.code === "23505"
+/** The facilitator's word that the nonce is spent proves nothing about by whom: the chain is asked instead. */
+const NONCE_USED = "invalid_exact_evm_nonce_already_used"
 
-const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
+const NOT_PAID: Record<string, string> = {
+  authorization_expired: "The authorization expired unused; nothing was charged. Sign a new payment.",
+  payment_already_used: "The on-chain transfer behind this payment already paid for another unlock: one payment buys " +
+    "one unlock. Sign a new payment."
+}
+const SPENT =
+  "The authorization was used on-chain without paying this desk (cancelled, or its transfer went elsewhere); " +
+  "this desk was not paid by it. Sign a new payment."
 
 const pending = () =>
   new SettlementPending({
@@ -52,228 +53,258 @@ const verifiedOf = (row: SettlementRow): VerifiedPayment => ({
 
 /**
  * The x402 branch of an unlock. Order of events: every check that moves nothing, then the claim (one per
- * identity and handoff, spend reserved within the cap), then settlement, then the receipt and its payout
- * row in one transaction. A claim whose outcome is unknown stays pending and is resolved against the
- * token's authorizationState, by a retry with the same payment or by the reconciler.
+ * identity and handoff, spend reserved within the cap), then settlement, then the receipt and its payout row
+ * in one transaction. A claim fails only on proof that its authorization can never pay the desk: anything
+ * uncertain leaves it pending (202), to be resolved on-chain by a retry with the same payment or by the
+ * reconciler, so a buyer charged on-chain always ends with its receipt.
  */
-export const makePaidUnlock = (helpers: PaidHelpers) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const handoffs = yield* HandoffRepo
-    const agents = yield* AgentRepo
-    const receipts = yield* ReceiptRepo
-    const settlements = yield* SettlementRepo
-    const payouts = yield* PayoutRepo
-    const settlement = yield* Settlement
-    const worker = yield* Payouts
-    // Long enough for one bounded settlement attempt; after a crash the claim is free again once it lapses.
-    const leaseSeconds = Math.ceil(Duration.toSeconds(settlement.settleTimeout)) + 5
+export const makePaidUnlock = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const handoffs = yield* HandoffRepo
+  const agents = yield* AgentRepo
+  const receipts = yield* ReceiptRepo
+  const settlements = yield* SettlementRepo
+  const settlement = yield* Settlement
+  const sales = yield* Sales
+  const worker = yield* Payouts
+  const { publicUrl } = yield* DeskConfig
+  // Long enough for one bounded settlement attempt; after a crash the claim is free again once it lapses.
+  const leaseSeconds = Math.ceil(Duration.toSeconds(settlement.settleTimeout)) + 5
 
-    const refused = (offer: Offer, reason: string, message: string) =>
-      new PaymentInvalid({ message, reason, accepts: settlement.accepts(offer) })
+  const refused = (offer: Offer, reason: string, message: string) =>
+    new PaymentInvalid({ message, reason, accepts: settlement.accepts(offer) })
 
-    const withChallenge = (offer: Offer) => (error: PaymentInvalid) => refused(offer, error.reason, error.message)
+  const withChallenge = (offer: Offer) => (error: PaymentInvalid) => refused(offer, error.reason, error.message)
 
-    const offerOfSeq = (seq: number) =>
-      Effect.map(handoffs.findSealed(seq), (row) => ({ handoff: Option.getOrThrow(row), offer: helpers.offerOf(Option.getOrThrow(row)) }))
+  const handoffOf = (seq: number) => Effect.map(handoffs.findSealed(seq), Option.getOrThrow)
 
-    const receiptOf = (payer: string, handoffSeq: number) =>
-      Effect.map(receipts.findFor(payer, handoffSeq), Option.getOrThrow)
+  const refusedFor = (row: SettlementRow, reason: string, message: string) =>
+    Effect.flatMap(
+      handoffOf(row.handoff_seq),
+      (handoff) => Effect.fail(refused(offerOf(publicUrl, handoff), reason, message))
+    )
 
-    const settledOf = (row: SettlementRow): Unlocked["settled"] =>
-      row.tx_hash === null ? Option.none() : Option.some({ payment: verifiedOf(row), txHash: row.tx_hash })
+  const receiptOf = (payer: string, handoffSeq: number) =>
+    Effect.map(receipts.findFor(payer, handoffSeq), Option.getOrThrow)
 
-    /** The receipt, its payout row and the settled claim: one transaction, so a paid unlock is never half-recorded. */
-    const record = (seq: number, txHash: string) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const row = yield* settlements.lock(seq)
-        if (row.status === "settled") {
-          return { alreadyUnlocked: true, receipt: yield* receiptOf(row.payer, row.handoff_seq), settled: settledOf(row) }
-        }
-        const { handoff } = yield* offerOfSeq(row.handoff_seq)
-        const kind = helpers.kindOf(handoff, row.payer)
-        const split = splitPrice(row.price_micro)
-        const filer = yield* agents.find(handoff.filer_did)
-        const payoutAddress = Option.getOrNull(Option.flatMapNullable(filer, (_) => _.payout_address))
-        const owesPayout = kind === "sale" && split.filer > 0
-        const payable = payoutAddress !== null && Option.isSome(settlement.payouts)
-        const receiptId = newReceiptId()
-        yield* receipts.insert({
-          receiptId,
-          handoffSeq: row.handoff_seq,
-          payer: row.payer,
-          filerDid: handoff.filer_did,
-          priceMicro: row.price_micro,
-          filerMicro: split.filer,
-          deskMicro: split.desk,
-          kind,
-          mode: "x402",
-          network: settlement.rail.network,
-          paymentTxHash: txHash,
-          paymentPayerAddress: row.payer_address,
-          paymentNonce: row.nonce,
-          payoutStatus: !owesPayout ? "zero" : payable ? "pending" : "owed",
-          payoutAddress
+  const settledOf = (row: SettlementRow): Unlocked["settled"] =>
+    row.tx_hash === null ? Option.none() : Option.some({ payment: verifiedOf(row), txHash: row.tx_hash })
+
+  /** The receipt, its payout row and the settled claim: one transaction, so a paid unlock is never half-recorded. */
+  const record = (seq: number, transfer: TransferRef) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const row = yield* settlements.lock(seq)
+      if (row.status === "settled") {
+        return { alreadyUnlocked: true, receipt: yield* receiptOf(row.payer, row.handoff_seq), settled: settledOf(row) }
+      }
+      // Failed meanwhile (its transfer backs another unlock): the refusal stands.
+      if (row.status === "failed") return yield* resume(row)
+      const receipt = yield* sales.record({
+        handoff: yield* handoffOf(row.handoff_seq),
+        payer: row.payer,
+        payment: Option.some({
+          transfer,
+          payerAddress: row.payer_address,
+          nonce: row.nonce,
+          fromBlock: BigInt(row.from_block)
         })
-        if (kind !== "self") yield* receipts.countPurchase(row.handoff_seq)
-        if (owesPayout) {
-          yield* payouts.insert({
-            receiptId,
-            filerDid: handoff.filer_did,
-            amountMicro: split.filer,
-            toAddress: payoutAddress,
-            status: payable ? "pending" : "owed"
-          })
-        }
-        yield* settlements.markSettled(seq, txHash, receiptId)
-        return {
-          alreadyUnlocked: false,
-          receipt: yield* receiptOf(row.payer, row.handoff_seq),
-          settled: Option.some({ payment: verifiedOf(row), txHash })
-        } satisfies Unlocked
+      })
+      yield* settlements.markSettled(seq, transfer, receipt.receipt_id)
+      return {
+        alreadyUnlocked: false,
+        receipt,
+        settled: Option.some({ payment: verifiedOf(row), txHash: transfer.txHash })
+      } satisfies Unlocked
+    }))
+
+  /** The one transfer that paid for this claim; a transfer that already backs another unlock backs no second one. */
+  const finalize = (
+    row: SettlementRow,
+    transfer: TransferRef
+  ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+    record(row.seq, transfer).pipe(
+      Effect.catchTag("SqlError", (error) =>
+        isUniqueViolation(error)
+          ? fail(row, "payment_already_used", NOT_PAID["payment_already_used"]!)
+          : Effect.die(error)),
+      Effect.tap(() => worker.kick)
+    )
+
+  /** Only on proof that the authorization cannot pay the desk through this claim; its reserved spend is given back. */
+  const fail = (
+    row: SettlementRow,
+    reason: string,
+    message: string
+  ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+    Effect.gen(function*() {
+      const failed = yield* sql.withTransaction(Effect.gen(function*() {
+        const failed = yield* settlements.markFailed(row.seq, reason)
+        if (failed && row.spend_micro > 0) yield* settlements.releaseSpend(row.payer, row.spend_micro)
+        return failed
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-
-    const finalize = (seq: number, txHash: string) => Effect.tap(record(seq, txHash), () => worker.kick)
-
-    /** Only for an authorization that moved no money and cannot move it through this claim any more. */
-    const fail = (row: SettlementRow, reason: string, message: string) =>
-      Effect.gen(function*() {
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* settlements.markFailed(row.seq, reason)
-          if (row.spend_micro > 0) yield* settlements.releaseSpend(row.payer, row.spend_micro)
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
-        const { offer } = yield* offerOfSeq(row.handoff_seq)
-        return yield* Effect.fail(refused(offer, reason, message))
-      })
-
-    const stillPending = (row: SettlementRow) => Effect.zipRight(settlements.release(row.seq), Effect.fail(pending()))
-
-    /** One settlement attempt by the lease holder; a fresh claim skips the lookup its facilitator check just made. */
-    const attempt = (row: SettlementRow, fresh: boolean): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
-      Effect.gen(function*() {
-        const payment = verifiedOf(row)
-        const fromBlock = BigInt(row.from_block)
-        if (!fresh) {
-          const found = yield* settlement.lookup(payment, fromBlock)
-          switch (found._tag) {
-            case "Used":
-              return yield* finalize(row.seq, found.txHash)
-            case "Spent":
-              return yield* fail(row, found.reason, "The authorization was used on-chain without paying this desk.")
-            case "Unknown":
-              return yield* stillPending(row)
-            case "Unused":
-              if (Date.now() / 1000 > row.valid_before + EXPIRY_GRACE_SECONDS) {
-                return yield* fail(row, "authorization_expired", "The authorization expired before it was settled; nothing was charged.")
-              }
-          }
-        }
-        const outcome = yield* settlement.settle(payment, fromBlock)
-        switch (outcome._tag) {
-          case "Settled":
-            return yield* finalize(row.seq, outcome.txHash)
-          case "Refused":
-            return yield* fail(row, outcome.reason, outcome.message)
-          case "Unknown":
-            yield* Effect.logWarning("settlement outcome unknown; the claim stays pending", outcome.detail)
-            return yield* stillPending(row)
-        }
-      })
-
-    /** A claim seen again (a retry with the same payment, or the reconciler): its outcome, never a new charge. */
-    const resume = (row: SettlementRow) =>
-      Effect.gen(function*() {
-        if (row.status === "settled") {
-          return { alreadyUnlocked: true, receipt: yield* receiptOf(row.payer, row.handoff_seq), settled: settledOf(row) }
-        }
-        if (row.status === "failed") {
-          const { offer } = yield* offerOfSeq(row.handoff_seq)
-          return yield* Effect.fail(
-            refused(offer, row.failure_reason ?? "payment_invalid", "This payment was refused earlier and charged nothing; sign a new one.")
-          )
-        }
-        const leased = yield* settlements.lease(row.seq, leaseSeconds)
-        if (Option.isNone(leased)) return yield* Effect.fail(pending())
-        return yield* attempt(leased.value, false)
-      })
-
-    const claim = (agent: DeskId, handoff: SealedRow, payment: VerifiedPayment, fromBlock: bigint) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const account = yield* agents.lock(agent)
-        const existing = yield* receipts.findFor(agent, handoff.seq)
-        if (Option.isSome(existing)) return { _tag: "Unlocked" as const, receipt: existing.value }
-        const spend = helpers.kindOf(handoff, agent) === "sale" ? handoff.price_micro : 0
-        if (spend > 0 && Option.isNone(yield* agents.spend(agent, spend))) {
-          return yield* Effect.fail(helpers.capExceeded(account, handoff, agent))
-        }
-        const row = yield* settlements.insert({
-          payer: agent,
-          handoffSeq: handoff.seq,
-          priceMicro: handoff.price_micro,
-          spendMicro: spend,
-          payerAddress: payment.payerAddress,
-          nonce: payment.nonce,
-          validBefore: payment.validBefore,
-          fromBlock,
-          payment: payment.payment,
-          leaseSeconds
-        })
-        return { _tag: "Claimed" as const, row }
-      })).pipe(
-        // A concurrent request with the same payment, or another payment for this unlock, claimed first.
-        Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? Effect.fail(pending()) : Effect.die(error))),
-        Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
-      )
-
-    const unlock = Effect.fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
-      const offer = helpers.offerOf(handoff)
-      const payment = yield* Effect.mapError(settlement.parse(offer, header), withChallenge(offer))
-      const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
-      if (Option.isSome(prior)) {
-        if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) return yield* resume(prior.value)
-        return yield* Effect.fail(
-          refused(offer, "payment_already_used", "This payment already bought another unlock: one payment buys one unlock. Sign a new one.")
-        )
-      }
-      const live = yield* settlements.live(agent, handoff.seq)
-      if (Option.isSome(live)) {
-        // An earlier payment for this unlock is still settling: this one stays unused unless that one fails.
-        const earlier = yield* Effect.either(resume(live.value))
-        if (earlier._tag === "Right") return earlier.right
-        if (earlier.left._tag === "SettlementPending") return yield* Effect.fail(earlier.left)
-      }
-      // Also the first sign of an RPC outage: a clean 503 before anything is recorded.
-      const fromBlock = yield* settlement.blockNumber
-      yield* Effect.mapError(settlement.verify(payment), (error) => (error._tag === "PaymentInvalid" ? withChallenge(offer)(error) : error))
-      const claimed = yield* claim(agent, handoff, payment, fromBlock)
-      if (claimed._tag === "Unlocked") return { alreadyUnlocked: true, receipt: claimed.receipt, settled: Option.none() } satisfies Unlocked
-      return yield* attempt(claimed.row, true)
+      // Another attempt resolved the claim first: its outcome is the answer.
+      if (!failed) return yield* resume(Option.getOrThrow(yield* settlements.byNonce(row.payer_address, row.nonce)))
+      return yield* refusedFor(row, reason, message)
     })
 
-    /** The settlement behind an existing receipt, when this header is the payment that bought it. */
-    const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
-      Effect.gen(function*() {
-        const payment = yield* Effect.option(settlement.parse(helpers.offerOf(handoff), header))
-        if (Option.isNone(payment)) return Option.none()
-        const row = yield* settlements.byNonce(payment.value.payerAddress, payment.value.nonce)
-        return Option.flatMap(
-          Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq),
-          settledOf
-        )
-      })
+  const stillPending = (row: SettlementRow) => Effect.zipRight(settlements.release(row.seq), Effect.fail(pending()))
 
-    /** Pending claims nobody is settling (a crash, a lost answer): settled, failed or left pending, never lost. */
-    const reconcile = Effect.gen(function*() {
-      const seqs = yield* settlements.stale(20)
-      let resolved = 0
-      for (const seq of seqs) {
-        const leased = yield* settlements.lease(seq, leaseSeconds)
-        if (Option.isNone(leased)) continue
-        const outcome = yield* Effect.either(attempt(leased.value, false))
-        if (outcome._tag === "Right" || outcome.left._tag === "PaymentInvalid") resolved++
+  /**
+   * One settlement attempt by the lease holder. `lookupFirst`: the chain is asked before settling (a claim seen
+   * again, or one whose nonce the facilitator says is spent); a fresh claim skips it, its verification just ran.
+   */
+  const attempt = (
+    row: SettlementRow,
+    lookupFirst: boolean
+  ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+    Effect.gen(function*() {
+      const payment = verifiedOf(row)
+      const fromBlock = BigInt(row.from_block)
+      if (lookupFirst) {
+        const found = yield* settlement.lookup(payment, fromBlock)
+        switch (found._tag) {
+          case "Used":
+            return yield* finalize(row, found.transfer)
+          case "Spent":
+            return yield* fail(row, found.reason, SPENT)
+          case "Unknown":
+            return yield* stillPending(row)
+          case "Unused":
+            if (found.expired) return yield* fail(row, "authorization_expired", NOT_PAID["authorization_expired"]!)
+        }
       }
-      return resolved
-    }).pipe(Effect.withSpan("Ledger.reconcile"))
+      // A fresh claim was written with its first attempt counted; any other is counted before it may broadcast.
+      const earlierAttempts = lookupFirst ? yield* settlements.startAttempt(row.seq) : 0
+      const outcome = yield* settlement.settle(payment, fromBlock)
+      switch (outcome._tag) {
+        case "Settled":
+          return yield* finalize(row, outcome.transfer)
+        case "NotPaid":
+          return yield* fail(row, outcome.reason, NOT_PAID[outcome.reason] ?? SPENT)
+        case "Refused":
+          if (earlierAttempts === 0) return yield* fail(row, outcome.reason, outcome.message)
+          yield* Effect.logWarning(
+            "a settlement retry was refused; an earlier attempt may land, the claim stays pending",
+            outcome.reason
+          )
+          return yield* stillPending(row)
+        case "Unknown":
+          yield* Effect.logWarning("settlement outcome unknown; the claim stays pending", outcome.detail)
+          return yield* stillPending(row)
+      }
+    })
 
-    return { unlock, settledBy, reconcile } as const
+  /** A claim seen again (a retry with the same payment, or the reconciler): its outcome, never a new charge. */
+  const resume = (row: SettlementRow): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+    Effect.gen(function*() {
+      if (row.status === "settled") {
+        return { alreadyUnlocked: true, receipt: yield* receiptOf(row.payer, row.handoff_seq), settled: settledOf(row) }
+      }
+      if (row.status === "failed") {
+        const reason = row.failure_reason ?? "payment_invalid"
+        return yield* refusedFor(
+          row,
+          reason,
+          `This payment was refused earlier (${reason}); this desk was not paid by it. Sign a new one.`
+        )
+      }
+      const leased = yield* settlements.lease(row.seq, leaseSeconds)
+      if (Option.isNone(leased)) return yield* Effect.fail(pending())
+      return yield* attempt(leased.value, true)
+    })
+
+  const claim = (agent: DeskId, handoff: SealedRow, payment: VerifiedPayment, fromBlock: bigint, settleNow: boolean) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const account = yield* agents.lock(agent)
+      const existing = yield* receipts.findFor(agent, handoff.seq)
+      if (Option.isSome(existing)) return { _tag: "Unlocked" as const, receipt: existing.value }
+      const spend = spendOf(kindOf(handoff, agent), handoff.price_micro)
+      if (spend > 0 && Option.isNone(yield* agents.spend(agent, spend))) {
+        return yield* Effect.fail(capExceeded(account, handoff.price_micro, agent))
+      }
+      const row = yield* settlements.insert({
+        payer: agent,
+        handoffSeq: handoff.seq,
+        priceMicro: handoff.price_micro,
+        spendMicro: spend,
+        payerAddress: payment.payerAddress,
+        nonce: payment.nonce,
+        validBefore: payment.validBefore,
+        fromBlock,
+        payment: payment.payment,
+        leaseSeconds,
+        settleAttempts: settleNow ? 1 : 0
+      })
+      return { _tag: "Claimed" as const, row }
+    })).pipe(
+      // A concurrent request with the same payment, or another payment for this unlock, claimed first.
+      Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? Effect.fail(pending()) : Effect.die(error))),
+      Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
+    )
+
+  const unlock = Effect.fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
+    const offer = offerOf(publicUrl, handoff)
+    const payment = yield* Effect.mapError(settlement.parse(offer, header), withChallenge(offer))
+    const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
+    if (Option.isSome(prior)) {
+      if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) return yield* resume(prior.value)
+      return yield* Effect.fail(
+        refused(
+          offer,
+          "payment_already_used",
+          "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
+        )
+      )
+    }
+    const live = yield* settlements.live(agent, handoff.seq)
+    if (Option.isSome(live)) {
+      // An earlier payment for this unlock is still settling: this one stays unused unless that one fails.
+      const earlier = yield* Effect.either(resume(live.value))
+      if (earlier._tag === "Right") return earlier.right
+      if (earlier.left._tag === "SettlementPending") return yield* Effect.fail(earlier.left)
+    }
+    // Also the first sign of an RPC outage: a clean 503 before anything is recorded.
+    const fromBlock = yield* settlement.blockNumber
+    const verified = yield* Effect.either(settlement.verify(payment))
+    // Spent already: by a transfer that paid the desk (submitted by the buyer or anyone holding it) or not. Claimed
+    // like any payment, and decided by the chain.
+    const spentAlready = verified._tag === "Left" && verified.left._tag === "PaymentInvalid" &&
+      verified.left.reason === NONCE_USED
+    if (verified._tag === "Left" && !spentAlready) {
+      const error = verified.left
+      return yield* Effect.fail(error._tag === "PaymentInvalid" ? withChallenge(offer)(error) : error)
+    }
+    const claimed = yield* claim(agent, handoff, payment, fromBlock, !spentAlready)
+    if (claimed._tag === "Unlocked") {
+      return { alreadyUnlocked: true, receipt: claimed.receipt, settled: Option.none() } satisfies Unlocked
+    }
+    return yield* attempt(claimed.row, spentAlready)
   })
+
+  /** The settlement behind an existing receipt, when this header is the payment that bought it. */
+  const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
+    Effect.gen(function*() {
+      const payment = yield* Effect.option(settlement.parse(offerOf(publicUrl, handoff), header))
+      if (Option.isNone(payment)) return Option.none()
+      const row = yield* settlements.byNonce(payment.value.payerAddress, payment.value.nonce)
+      return Option.flatMap(
+        Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq),
+        settledOf
+      )
+    })
+
+  /** Pending claims nobody is settling (a crash, a lost answer): settled, failed on proof, or left pending, never lost. */
+  const reconcile = Effect.gen(function*() {
+    const seqs = yield* settlements.stale(20)
+    let resolved = 0
+    for (const seq of seqs) {
+      const leased = yield* settlements.lease(seq, leaseSeconds)
+      if (Option.isNone(leased)) continue
+      const outcome = yield* Effect.either(attempt(leased.value, true))
+      if (outcome._tag === "Right" || outcome.left._tag === "PaymentInvalid") resolved++
+    }
+    return resolved
+  }).pipe(Effect.withSpan("Ledger.reconcile"))
+
+  return { unlock, settledBy, reconcile } as const
+})

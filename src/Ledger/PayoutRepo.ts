@@ -1,6 +1,7 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
+import type { SignedPayout } from "../Settlement.ts"
 
 export const PayoutRow = Schema.Struct({
   receipt_id: Schema.String,
@@ -11,30 +12,28 @@ export const PayoutRow = Schema.Struct({
   signed_tx: Schema.NullOr(Schema.String),
   tx_hash: Schema.NullOr(Schema.String),
   tx_nonce: Schema.NullOr(DbInt),
-  attempts: DbInt
+  attempts: DbInt,
+  from_block: Schema.NullOr(DbInt)
 })
 export type PayoutRow = typeof PayoutRow.Type
 
-export interface NewPayout {
-  readonly receiptId: string
-  readonly filerDid: string
-  readonly amountMicro: number
-  /** The filer's address when the receipt was written; the payout goes there even if it changes later. */
-  readonly toAddress: string | null
-  /** Owed: no address yet, or no desk wallet to pay from. */
-  readonly status: "owed" | "pending"
+/** A payout claimed by one worker: every later write names the token, and a worker whose token is gone writes nothing. */
+export interface Lease {
+  readonly row: PayoutRow
+  readonly token: string
 }
 
+const Held = Schema.Struct({ receipt_id: Schema.String })
+
 /**
- * The outbox. Each write also sets the receipt's filerPayoutStatus (pending while signed), so a receipt
- * never disagrees with its payout; callers run these inside one transaction.
+ * The outbox. Each write also sets the receipt's filerPayoutStatus (pending while signed) in the same statement,
+ * so a receipt never disagrees with its payout. Every write after a claim is fenced: it names the claim's lease
+ * token and never touches a `sent` payout, and answers whether it still held the lease.
  */
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-
-  const insert = (payout: NewPayout) =>
-    sql`INSERT INTO payouts (receipt_id, filer_did, amount_micro, to_address, status)
-      VALUES (${payout.receiptId}, ${payout.filerDid}, ${payout.amountMicro}, ${payout.toAddress}, ${payout.status})`
+  const columns =
+    sql`receipt_id, filer_did, amount_micro, to_address, status, signed_tx, tx_hash, tx_nonce, attempts, from_block`
 
   /** Owed payouts that can now be paid: to the address of the receipt, or the one the filer registered since. */
   const promoteOwed = Effect.gen(function*() {
@@ -48,74 +47,74 @@ const make = Effect.gen(function*() {
     return promoted.length
   })
 
-  /** Takes the next due payout and holds it for `leaseSeconds`, skipping rows another desk process holds. */
+  /** Takes the next due payout under a new lease token, skipping rows another worker (of any desk) holds. */
   const claimDue = SqlSchema.findOne({
-    Request: Schema.Number,
+    Request: Schema.Struct({ leaseSeconds: Schema.Number, token: Schema.String }),
     Result: PayoutRow,
-    execute: (leaseSeconds) =>
-      sql`UPDATE payouts SET next_attempt_at = now() + ${leaseSeconds} * interval '1 second', updated_at = now()
+    execute: ({ leaseSeconds, token }) =>
+      sql`UPDATE payouts SET next_attempt_at = now() + ${leaseSeconds} * interval '1 second', lease_token = ${token},
+          updated_at = now()
         WHERE receipt_id = (
           SELECT receipt_id FROM payouts
           WHERE status IN ('pending', 'signed', 'failed') AND next_attempt_at <= now()
           ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED
         )
-        RETURNING receipt_id, filer_did, amount_micro, to_address, status, signed_tx, tx_hash, tx_nonce, attempts`
+        RETURNING ${columns}`
   })
 
-  const receiptStatus = (receiptId: string, status: "pending" | "sent" | "failed", txHash: string | null) =>
-    sql`UPDATE receipts SET payout_status = ${status}, payout_tx_hash = ${txHash} WHERE receipt_id = ${receiptId}`
+  const fenced = (lease: Lease) =>
+    sql`receipt_id = ${lease.row.receipt_id} AND lease_token = ${lease.token} AND status <> 'sent'`
 
-  const storeSigned = (receiptId: string, signedTx: string, txHash: string, txNonce: number) =>
-    Effect.zipRight(
-      sql`UPDATE payouts SET status = 'signed', signed_tx = ${signedTx}, tx_hash = ${txHash}, tx_nonce = ${txNonce},
-          updated_at = now() WHERE receipt_id = ${receiptId}`,
-      receiptStatus(receiptId, "pending", null)
-    )
+  /** The payout update, and the receipt's status with it, only while the lease is held. */
+  const write = (
+    lease: Lease,
+    set: Statement.Statement<unknown>,
+    receipt: Statement.Statement<unknown> | null
+  ) =>
+    SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Held,
+      execute: () =>
+        receipt === null
+          ? sql`UPDATE payouts SET ${set}, updated_at = now() WHERE ${fenced(lease)} RETURNING receipt_id`
+          : sql`WITH p AS (UPDATE payouts SET ${set}, updated_at = now() WHERE ${fenced(lease)} RETURNING receipt_id),
+              r AS (UPDATE receipts SET ${receipt} WHERE receipt_id IN (SELECT receipt_id FROM p))
+            SELECT receipt_id FROM p`
+    })(undefined).pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
 
-  const markSent = (receiptId: string, txHash: string) =>
-    Effect.zipRight(
-      sql`UPDATE payouts SET status = 'sent', last_error = NULL, updated_at = now() WHERE receipt_id = ${receiptId}`,
-      receiptStatus(receiptId, "sent", txHash)
-    )
-
-  /** Keeps any signed transaction: the retry re-broadcasts it unless it can no longer land. */
-  const markFailed = (receiptId: string, error: string, retryInSeconds: number) =>
-    Effect.zipRight(
-      sql`UPDATE payouts SET status = 'failed', attempts = attempts + 1, last_error = ${error.slice(0, 500)},
-          next_attempt_at = now() + ${retryInSeconds} * interval '1 second', updated_at = now()
-        WHERE receipt_id = ${receiptId}`,
-      receiptStatus(receiptId, "failed", null)
-    )
-
-  /** Only for a transaction that can never be mined (reverted, or its nonce went to another transaction). */
-  const discardSigned = (receiptId: string) =>
-    sql`UPDATE payouts SET signed_tx = NULL, tx_hash = NULL, tx_nonce = NULL, updated_at = now()
-      WHERE receipt_id = ${receiptId}`
-
-  const retryLater = (receiptId: string, retryInSeconds: number) =>
-    sql`UPDATE payouts SET next_attempt_at = now() + ${retryInSeconds} * interval '1 second', updated_at = now()
-      WHERE receipt_id = ${receiptId}`
-
-  const find = SqlSchema.findOne({
-    Request: Schema.String,
-    Result: PayoutRow,
-    execute: (receiptId) =>
-      sql`SELECT receipt_id, filer_did, amount_micro, to_address, status, signed_tx, tx_hash, tx_nonce, attempts
-        FROM payouts WHERE receipt_id = ${receiptId}`
-  })
+  const seconds = (n: number) => sql`now() + ${n} * interval '1 second'`
 
   return {
-    insert: (payout: NewPayout) => insert(payout),
-    promoteOwed: Effect.orDie(promoteOwed),
-    claimDue: (leaseSeconds: number) => Effect.orDie(claimDue(leaseSeconds)),
-    storeSigned: (receiptId: string, signedTx: string, txHash: string, txNonce: number) =>
-      Effect.orDie(storeSigned(receiptId, signedTx, txHash, txNonce)),
-    markSent: (receiptId: string, txHash: string) => Effect.orDie(markSent(receiptId, txHash)),
-    markFailed: (receiptId: string, error: string, retryInSeconds: number) =>
-      Effect.orDie(markFailed(receiptId, error, retryInSeconds)),
-    discardSigned: (receiptId: string) => Effect.orDie(discardSigned(receiptId)),
-    retryLater: (receiptId: string, retryInSeconds: number) => Effect.orDie(retryLater(receiptId, retryInSeconds)),
-    find: (receiptId: string) => Effect.orDie(find(receiptId))
+    promoteOwed: Effect.orDie(sql.withTransaction(promoteOwed)),
+    claimDue: (leaseSeconds: number, token: string) => Effect.orDie(claimDue({ leaseSeconds, token })),
+    renew: (lease: Lease, leaseSeconds: number) => write(lease, sql`next_attempt_at = ${seconds(leaseSeconds)}`, null),
+    /** Stored before the broadcast: after a crash the worker finds these bytes and sends them again. */
+    storeSigned: (lease: Lease, signed: SignedPayout) =>
+      write(
+        lease,
+        sql`status = 'signed', signed_tx = ${signed.signedTx}, tx_hash = ${signed.txHash}, tx_nonce = ${signed.txNonce}`,
+        sql`payout_status = 'pending', payout_tx_hash = NULL`
+      ),
+    /** `txHash` is the stored transaction's, or a mined one found by its reference (whose bytes were not kept). */
+    markSent: (lease: Lease, txHash: string) =>
+      write(
+        lease,
+        sql`status = 'sent', last_error = NULL, lease_token = NULL, tx_hash = ${txHash},
+          signed_tx = CASE WHEN tx_hash = ${txHash} THEN signed_tx END`,
+        sql`payout_status = 'sent', payout_tx_hash = ${txHash}`
+      ),
+    /** Keeps any signed transaction: the retry re-broadcasts it unless it can no longer land. */
+    markFailed: (lease: Lease, error: string, retryInSeconds: number) =>
+      write(
+        lease,
+        sql`status = 'failed', attempts = attempts + 1, last_error = ${error.slice(0, 500)}, lease_token = NULL,
+          next_attempt_at = ${seconds(retryInSeconds)}`,
+        sql`payout_status = 'failed', payout_tx_hash = NULL`
+      ),
+    /** Only for a transaction that can never be mined (reverted, or its nonce went to another transaction). */
+    discardSigned: (lease: Lease) => write(lease, sql`signed_tx = NULL, tx_hash = NULL, tx_nonce = NULL`, null),
+    retryLater: (lease: Lease, retryInSeconds: number) =>
+      write(lease, sql`lease_token = NULL, next_attempt_at = ${seconds(retryInSeconds)}`, null)
   } as const
 })
 

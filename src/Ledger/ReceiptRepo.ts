@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
+import { OWED } from "./Rules.ts"
 
 export interface ReceiptFilter {
   readonly payer: string | null
@@ -20,6 +21,7 @@ const Totals = Schema.Struct({
   filer_paid_on_chain_micro: DbInt,
   on_chain_payouts: DbInt,
   filer_owed_micro: DbInt,
+  filer_ledger_micro: DbInt,
   buyers: DbInt
 })
 export type Totals = typeof Totals.Type
@@ -39,35 +41,36 @@ const make = Effect.gen(function*() {
     execute: ({ handoffSeq, payer }) => sql`${select} WHERE r.payer = ${payer} AND r.handoff_seq = ${handoffSeq}`
   })
 
-  const insert = (receipt: NewReceipt) =>
-    sql`INSERT INTO receipts (receipt_id, handoff_seq, payer, filer_did, price_micro, filer_micro, desk_micro, kind, mode,
-        network, payment_tx_hash, payment_payer_address, payment_nonce, payout_status, payout_address)
-      VALUES (${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid}, ${receipt.priceMicro},
-        ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode}, ${receipt.network},
-        ${receipt.paymentTxHash}, ${receipt.paymentPayerAddress}, ${receipt.paymentNonce}, ${receipt.payoutStatus},
-        ${receipt.payoutAddress})`
-
-  const countPurchase = (handoffSeq: number) => sql`UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${handoffSeq}`
-
   /**
-   * A desk-receipt sale in one statement: the receipt, with the filer's payout address as registered now, the
-   * purchase counted unless the filer bought their own, and the receipt read back with its title.
+   * The one receipt writer, for both rails, in one statement: the receipt (with the filer's payout address as
+   * registered now unless given), the purchase counted unless the rules say not, the payout row when the share
+   * is to move on-chain, and the receipt read back with its title.
    */
-  const record = (receipt: Omit<NewReceipt, "payoutAddress">) =>
+  const record = (receipt: NewReceipt) =>
     SqlSchema.single({
       Request: Schema.Void,
       Result: ReceiptRow,
       execute: () =>
         sql`WITH r AS (
           INSERT INTO receipts (receipt_id, handoff_seq, payer, filer_did, price_micro, filer_micro, desk_micro, kind,
-            mode, network, payment_tx_hash, payment_payer_address, payment_nonce, payout_status, payout_address)
+            mode, network, payment_tx_hash, payment_payer_address, payment_nonce, payment_chain_id, payment_log_index,
+            payout_status, payout_address)
           VALUES (${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid},
             ${receipt.priceMicro}, ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode},
-            ${receipt.network}, ${receipt.paymentTxHash}, ${receipt.paymentPayerAddress}, ${receipt.paymentNonce},
-            ${receipt.payoutStatus}, (SELECT payout_address FROM agents WHERE id = ${receipt.filerDid}))
+            ${receipt.network}, ${receipt.payment?.txHash ?? null}, ${receipt.payment?.payerAddress ?? null},
+            ${receipt.payment?.nonce ?? null}, ${receipt.payment?.chainId ?? null}, ${
+          receipt.payment?.logIndex ?? null
+        },
+            ${receipt.payoutStatus},
+            coalesce(${receipt.payoutAddress}::text, (SELECT payout_address FROM agents WHERE id = ${receipt.filerDid})))
           RETURNING *
         ), counted AS (
-          UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${receipt.handoffSeq} AND ${receipt.kind !== "self"}
+          UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${receipt.handoffSeq} AND ${receipt.countsAsPurchase}
+        ), payout AS (
+          INSERT INTO payouts (receipt_id, filer_did, amount_micro, to_address, status, from_block)
+          SELECT receipt_id, filer_did, filer_micro, payout_address, ${receipt.payout ?? "owed"}::text,
+            ${receipt.payment?.fromBlock.toString() ?? null}::bigint
+          FROM r WHERE ${receipt.payout !== null}
         )
         SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro, r.desk_micro,
           r.kind, r.mode, r.network, r.payment_tx_hash, r.payout_status, r.payout_address, r.payout_tx_hash, r.created_at
@@ -86,7 +89,8 @@ const make = Effect.gen(function*() {
       rows: SqlSchema.findAll({
         Request: Schema.Void,
         Result: ReceiptRow,
-        execute: () => sql`${select} WHERE ${where(filter)} ORDER BY r.seq DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
+        execute: () =>
+          sql`${select} WHERE ${where(filter)} ORDER BY r.seq DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
       })(undefined),
       total: SqlSchema.single({
         Request: Schema.Void,
@@ -113,7 +117,8 @@ const make = Effect.gen(function*() {
           coalesce(sum(price_micro) FILTER (WHERE mode = 'desk'), 0) AS ledger_only_micro,
           coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'sent'), 0) AS filer_paid_on_chain_micro,
           count(*) FILTER (WHERE payout_status = 'sent') AS on_chain_payouts,
-          coalesce(sum(filer_micro) FILTER (WHERE payout_status IN ('owed', 'pending', 'failed')), 0) AS filer_owed_micro,
+          coalesce(sum(filer_micro) FILTER (WHERE payout_status IN ${sql.in(OWED)}), 0) AS filer_owed_micro,
+          coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'ledger'), 0) AS filer_ledger_micro,
           count(DISTINCT payer) AS buyers
         FROM receipts WHERE kind = 'sale'`
   })
@@ -138,10 +143,9 @@ const make = Effect.gen(function*() {
 
   return {
     findFor: (payer: string, handoffSeq: number) => Effect.orDie(findFor({ payer, handoffSeq })),
-    insert: (receipt: NewReceipt) => insert(receipt),
-    record: (receipt: Omit<NewReceipt, "payoutAddress">) =>
+    /** Fails only with a SqlError (a unique violation is the caller's to read); anything else is a defect. */
+    record: (receipt: NewReceipt) =>
       record(receipt).pipe(Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })),
-    countPurchase: (handoffSeq: number) => Effect.orDie(countPurchase(handoffSeq)),
     list: (filter: ReceiptFilter) => Effect.orDie(list(filter)),
     recentSales: (limit: number) => Effect.orDie(recentSales(limit)),
     totals: Effect.orDie(totals(undefined)),

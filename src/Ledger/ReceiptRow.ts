@@ -1,11 +1,6 @@
 import { Schema } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
-
-export const ReceiptKind = Schema.Literal("sale", "demo", "self")
-export type ReceiptKind = typeof ReceiptKind.Type
-
-export const PayoutStatus = Schema.Literal("owed", "pending", "sent", "failed", "zero")
-export type PayoutStatus = typeof PayoutStatus.Type
+import { PayoutStatus, ReceiptKind } from "../Domain/Receipt.ts"
 
 export const ReceiptRow = Schema.Struct({
   receipt_id: Schema.String,
@@ -27,6 +22,7 @@ export const ReceiptRow = Schema.Struct({
 })
 export type ReceiptRow = typeof ReceiptRow.Type
 
+/** One receipt as the rules made it, with the payout row it comes with (ReceiptRepo.record writes both). */
 export interface NewReceipt {
   readonly receiptId: string
   readonly handoffSeq: number
@@ -38,9 +34,19 @@ export interface NewReceipt {
   readonly kind: ReceiptKind
   readonly mode: "desk" | "x402"
   readonly network: string
-  readonly paymentTxHash: string | null
-  readonly paymentPayerAddress: string | null
-  readonly paymentNonce: string | null
   readonly payoutStatus: PayoutStatus
+  readonly countsAsPurchase: boolean
+  /** The on-chain payment behind an x402 receipt: the one Transfer log that paid for it, and its authorization. */
+  readonly payment: {
+    readonly chainId: number
+    readonly txHash: string
+    readonly logIndex: number
+    readonly payerAddress: string
+    readonly nonce: string
+    /** Where a search for its payout may start: no payout can be mined before the payment's claim. */
+    readonly fromBlock: bigint
+  } | null
+  /** The filer's payout address as read for the rules; null: as registered now. */
   readonly payoutAddress: string | null
+  readonly payout: "owed" | "pending" | null
 }

@@ -1,13 +1,7 @@
 import { Schema } from "effect"
-import { DeskId } from "../Domain/Ids.ts"
 import { Receipt } from "../Domain/Receipt.ts"
 
-export const ReceiptsParams = Schema.Struct({
-  payer: Schema.optional(DeskId.annotations({ description: "Only receipts bought by this desk id (shown unmasked)" })),
-  filer: Schema.optional(DeskId.annotations({ description: "Only receipts of this filer's handoffs (payers masked)" })),
-  page: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1e9))),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
-})
+export { ReceiptsParams } from "../Domain/ReceiptQuery.ts"
 
 export const ReceiptsResponse = Schema.Struct({
   ok: Schema.Literal(true),
@@ -17,6 +11,16 @@ export const ReceiptsResponse = Schema.Struct({
   pages: Schema.Int,
   receipts: Schema.Array(Receipt)
 }).annotations({ identifier: "ReceiptsResponse" })
+
+const FilerOwedUsd = Schema.Number.annotations({
+  description: "Filers' shares of x402 sales not yet sent on-chain (filerPayoutStatus owed, pending or failed); the " +
+    "payout worker sends them"
+})
+
+const FilerLedgerUsd = Schema.Number.annotations({
+  description:
+    "Filers' shares of desk-receipt sales (filerPayoutStatus ledger): recorded in the ledger, never paid on-chain"
+})
 
 export const EarningsResponse = Schema.Struct({
   ok: Schema.Literal(true),
@@ -28,7 +32,8 @@ export const EarningsResponse = Schema.Struct({
   buyerPaidOnChainUsd: Schema.Number,
   filerPaidOnChainUsd: Schema.Number,
   deskLedgerOnlyUsd: Schema.Number,
-  filerOwedUsd: Schema.Number,
+  filerOwedUsd: FilerOwedUsd,
+  filerLedgerUsd: FilerLedgerUsd,
   totalsNote: Schema.String,
   receiptCount: Schema.Int,
   recent: Schema.Array(Receipt),
@@ -49,7 +54,8 @@ export const BooksResponse = Schema.Struct({
   deskFeesUsd: Schema.Number,
   onChainVolumeUsd: Schema.Number,
   ledgerOnlyVolumeUsd: Schema.Number,
-  filerOwedUsd: Schema.Number,
+  filerOwedUsd: FilerOwedUsd,
+  filerLedgerUsd: FilerLedgerUsd,
   balanced: Schema.Boolean.annotations({
     description: "true when filer earnings + desk fees = volume and purchases = receipts"
   }),

@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import { VerifiablePayment } from "../Domain/X402.ts"
+import type { TransferRef } from "../Settlement.ts"
 
 export const SettlementRow = Schema.Struct({
   seq: DbInt,
@@ -15,6 +16,8 @@ export const SettlementRow = Schema.Struct({
   from_block: DbInt,
   payment: VerifiablePayment,
   status: Schema.Literal("pending", "settled", "failed"),
+  /** Settle attempts started: after the first, no facilitator refusal ends the claim (it may have been broadcast). */
+  settle_attempts: DbInt,
   tx_hash: Schema.NullOr(Schema.String),
   failure_reason: Schema.NullOr(Schema.String),
   receipt_id: Schema.NullOr(Schema.String)
@@ -31,7 +34,9 @@ export const NewClaim = Schema.Struct({
   validBefore: Schema.Number,
   fromBlock: Schema.BigIntFromSelf,
   payment: VerifiablePayment,
-  leaseSeconds: Schema.Number
+  leaseSeconds: Schema.Number,
+  /** 1 when the caller settles right away; 0 when it first looks the authorization up. */
+  settleAttempts: Schema.Number
 })
 export type NewClaim = typeof NewClaim.Type
 
@@ -40,7 +45,7 @@ const Seq = Schema.Struct({ seq: DbInt })
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql`seq, payer, handoff_seq, price_micro, spend_micro, payer_address, nonce, valid_before, from_block,
-    payment, status, tx_hash, failure_reason, receipt_id`
+    payment, status, settle_attempts, tx_hash, failure_reason, receipt_id`
 
   const byNonce = SqlSchema.findOne({
     Request: Schema.Struct({ payerAddress: Schema.String, nonce: Schema.String }),
@@ -62,10 +67,11 @@ const make = Effect.gen(function*() {
     Result: SettlementRow,
     execute: (claim) =>
       sql`INSERT INTO settlements (payer, handoff_seq, price_micro, spend_micro, x402_version, payer_address, nonce,
-          valid_before, from_block, payment, status, lease_until)
+          valid_before, from_block, payment, status, settle_attempts, lease_until)
         VALUES (${claim.payer}, ${claim.handoffSeq}, ${claim.priceMicro}, ${claim.spendMicro}, ${claim.payment.x402Version},
           ${claim.payerAddress}, ${claim.nonce}, ${claim.validBefore}, ${claim.fromBlock.toString()},
-          ${JSON.stringify(claim.payment)}::jsonb, 'pending', now() + ${claim.leaseSeconds} * interval '1 second')
+          ${JSON.stringify(claim.payment)}::jsonb, 'pending', ${claim.settleAttempts},
+          now() + ${claim.leaseSeconds} * interval '1 second')
         RETURNING ${columns}`
   })
 
@@ -87,13 +93,27 @@ const make = Effect.gen(function*() {
     execute: (seq) => sql`SELECT ${columns} FROM settlements WHERE seq = ${seq} FOR UPDATE`
   })
 
-  const markSettled = (seq: number, txHash: string, receiptId: string) =>
-    sql`UPDATE settlements SET status = 'settled', tx_hash = ${txHash}, receipt_id = ${receiptId}, lease_until = NULL,
-        updated_at = now() WHERE seq = ${seq}`
+  /** Recorded before the facilitator is asked to settle, so a crash after a broadcast still counts as an attempt. */
+  const startAttempt = SqlSchema.single({
+    Request: Schema.Number,
+    Result: Schema.Struct({ settle_attempts: DbInt }),
+    execute: (seq) =>
+      sql`UPDATE settlements SET settle_attempts = settle_attempts + 1, updated_at = now() WHERE seq = ${seq}
+        RETURNING settle_attempts - 1 AS settle_attempts`
+  })
 
-  const markFailed = (seq: number, reason: string) =>
-    sql`UPDATE settlements SET status = 'failed', failure_reason = ${reason}, lease_until = NULL, updated_at = now()
+  const markSettled = (seq: number, transfer: TransferRef, receiptId: string) =>
+    sql`UPDATE settlements SET status = 'settled', chain_id = ${transfer.chainId}, tx_hash = ${transfer.txHash},
+        log_index = ${transfer.logIndex}, receipt_id = ${receiptId}, lease_until = NULL, updated_at = now()
       WHERE seq = ${seq}`
+
+  /** Only a pending claim fails; true when this call failed it (its reserved spend is then to be given back). */
+  const markFailed = (seq: number, reason: string) =>
+    Effect.map(
+      sql`UPDATE settlements SET status = 'failed', failure_reason = ${reason}, lease_until = NULL, updated_at = now()
+        WHERE seq = ${seq} AND status = 'pending' RETURNING seq`,
+      (rows) => rows.length === 1
+    )
 
   /** A failed claim gives back the spend it reserved. */
   const releaseSpend = (payer: string, amount: number) =>
@@ -114,13 +134,17 @@ const make = Effect.gen(function*() {
     lease: (seq: number, seconds: number) => Effect.orDie(lease({ seq, seconds })),
     release: (seq: number) => Effect.orDie(release(seq)),
     lock: (seq: number) => Effect.orDie(lock(seq)),
-    markSettled: (seq: number, txHash: string, receiptId: string) => Effect.orDie(markSettled(seq, txHash, receiptId)),
+    startAttempt: (seq: number) => Effect.orDie(Effect.map(startAttempt(seq), (_) => _.settle_attempts)),
+    markSettled: (seq: number, transfer: TransferRef, receiptId: string) =>
+      Effect.orDie(markSettled(seq, transfer, receiptId)),
     markFailed: (seq: number, reason: string) => Effect.orDie(markFailed(seq, reason)),
     releaseSpend: (payer: string, amount: number) => Effect.orDie(releaseSpend(payer, amount)),
     stale: (limit: number) => Effect.orDie(Effect.map(stale(limit), (rows) => rows.map((_) => _.seq)))
   } as const
 })
 
-export class SettlementRepo extends Context.Tag("SettlementRepo")<SettlementRepo, Effect.Effect.Success<typeof make>>() {
+export class SettlementRepo
+  extends Context.Tag("SettlementRepo")<SettlementRepo, Effect.Effect.Success<typeof make>>()
+{
   static readonly layer = Layer.effect(SettlementRepo, make)
 }

@@ -1,10 +1,10 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { DeskConfig } from "../Config.ts"
+import { MCP_PATH } from "../Discovery/BesideApi.ts"
 import { MethodNotAllowed } from "../Domain/Errors.ts"
 import { errorResponse } from "../Http/Respond.ts"
 import { serverCard, toolsDocument } from "./ServerCard.ts"
-import { MCP_PATH } from "./ServerInfo.ts"
 import { ToolCalls } from "./ToolCalls.ts"
 import { handlePost } from "./Transport.ts"
 

@@ -1,5 +1,3 @@
-export const MCP_PATH = "/mcp"
-
 export const MCP_SERVER = { name: "handoff-desk", title: "Handoff Desk", version: "1.0.0" } as const
 
 export const MCP_DESCRIPTION = "A paid desk for sealed handoffs: search before expensive work, read previews, pay to " +

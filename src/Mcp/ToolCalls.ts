@@ -1,10 +1,14 @@
 import { Cause, Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Catalog } from "../Catalog.ts"
+import { itemsOmitted } from "../Catalog/ListingBudget.ts"
 import { DeskConfig } from "../Config.ts"
+import { unavailableFor } from "../Desk/Outage.ts"
+import { RequestId } from "../Desk/RequestId.ts"
 import { deskStatus } from "../Desk/Status.ts"
-import { MAX_LIMIT, toCatalogQuery } from "../Domain/Discover.ts"
+import { toCatalogQuery } from "../Domain/Discover.ts"
 import {
   AgentIdRequired,
+  DuplicateBody,
   InternalError,
   InvalidAgentId,
   InvalidHandoff,
@@ -17,11 +21,13 @@ import {
   PayoutChangeRefused,
   SettlementPending,
   SettlementUnavailable,
-  SpendCapExceeded
+  SpendCapExceeded,
+  Unavailable
 } from "../Domain/Errors.ts"
+import { describeIssues, issuesOf } from "../Domain/Issues.ts"
+import { pagesOf } from "../Domain/Paging.ts"
+import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
-import { describe as describeIssues, isOptionalNoise, issueOf } from "../Http/Failures.ts"
-import { RequestId } from "../Http/RequestId.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
 import { toReceipt } from "../Ledger/toReceipt.ts"
@@ -38,6 +44,7 @@ import {
   type ToolName,
   UnlockHandoff
 } from "./Tools.ts"
+import { toMcpWords } from "./Words.ts"
 
 /** Every failure a tool can report, encoded to the same wire envelope as on REST. */
 const ToolFailure = Schema.Union(
@@ -53,25 +60,31 @@ const ToolFailure = Schema.Union(
   PaymentRequired,
   PaymentInvalid,
   SettlementPending,
-  SettlementUnavailable
+  SettlementUnavailable,
+  Unavailable,
+  DuplicateBody
 )
 type ToolFailure = typeof ToolFailure.Type
 
-/** A CallToolResult (a type alias, so it meets the SDK's index signature): JSON text plus the same value structured. */
+/**
+ * A CallToolResult (a type alias, so it meets the SDK's index signature): the value as JSON text, once. The tools
+ * declare no outputSchema, so `structuredContent` is optional, and carrying it too doubled every result.
+ */
 export type ToolResult = {
   readonly content: Array<{ readonly type: "text"; readonly text: string }>
-  readonly structuredContent: Record<string, unknown>
   readonly isError: boolean
 }
 
 const resultOf = (value: object, isError: boolean): ToolResult => ({
   content: [{ type: "text", text: JSON.stringify(value) }],
-  structuredContent: value as Record<string, unknown>,
   isError
 })
 
-const invalidInput = (tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">, error: ParseResult.ParseError) => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).filter((_) => !isOptionalNoise(_)).map(issueOf)
+const invalidInput = (
+  tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">,
+  error: ParseResult.ParseError
+) => {
+  const issues = issuesOf(ParseResult.ArrayFormatter.formatErrorSync(error))
   const message = `Invalid arguments for ${tool.name}: ${describeIssues(issues)}`
   switch (tool.invalid) {
     case "query":
@@ -103,7 +116,9 @@ const identify = (agentId: string | undefined, agentHeader: string | undefined) 
           message: "Pass your identity as agentId (did:desk: + 32 lowercase hex) or send the X-AGENT-ID header " +
             "with the MCP request."
         })
-        : new InvalidAgentId({ message: "agentId (or X-AGENT-ID) must be did:desk: followed by 32 lowercase hex characters." })
+        : new InvalidAgentId({
+          message: "agentId (or X-AGENT-ID) must be did:desk: followed by 32 lowercase hex characters."
+        })
     )
   )
 
@@ -125,23 +140,32 @@ const make = Effect.gen(function*() {
   const runners: Record<ToolName, Runner> = {
     search_handoffs: runner(SearchHandoffs, (input) => {
       const query = toCatalogQuery(input)
-      return Effect.map(catalog.search(query), ({ items, total }) => ({
+      return Effect.map(catalog.search(query), ({ items, omitted, total }) => ({
         ok: true,
         total,
         page: query.page,
         limit: query.limit,
-        pages: Math.ceil(total / query.limit),
+        pages: pagesOf(total, query.limit),
         nextActions: NEXT_ACTIONS,
-        items
+        items,
+        ...itemsOmitted(omitted)
       }))
     }),
     preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
-    file_handoff: runner(FileHandoff, ({ agentId, ...filing }, header) =>
-      Effect.flatMap(identify(agentId, header), (agent) => catalog.file(agent, filing))),
+    file_handoff: runner(
+      FileHandoff,
+      ({ agentId, ...filing }, header) =>
+        Effect.flatMap(identify(agentId, header), (agent) => catalog.file(agent, filing))
+    ),
     unlock_handoff: runner(UnlockHandoff, (input, header) =>
       Effect.gen(function*() {
         const agent = yield* identify(input.agentId, header)
-        const { alreadyUnlocked, receipt } = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
+        const { alreadyUnlocked, receipt } = yield* ledger.unlock(
+          agent,
+          input.id,
+          agent,
+          Option.fromNullable(input.payment)
+        )
         const unlocked = receiptOf(receipt, "buyer")
         return { ok: true, alreadyUnlocked, receipt: unlocked, bodyUrl: `/api/handoffs/${unlocked.handoffId}/body` }
       })),
@@ -152,15 +176,13 @@ const make = Effect.gen(function*() {
         return yield* ledger.body(input.id, agent)
       })),
     list_receipts: runner(ListReceipts, (input) => {
-      const page = input.page ?? 1
-      const limit = Math.min(input.limit ?? 20, MAX_LIMIT)
-      const filter = { payer: input.payer ?? null, filer: input.filer ?? null, limit, offset: (page - 1) * limit }
+      const filter = toReceiptQuery(input)
       return Effect.map(ledger.list(filter), ({ rows, total }) => ({
         ok: true,
         total,
-        page,
-        limit,
-        pages: Math.ceil(total / limit),
+        page: filter.page,
+        limit: filter.limit,
+        pages: pagesOf(total, filter.limit),
         receipts: rows.map((row) => receiptOf(row, filter.payer === null ? "public" : "buyer"))
       }))
     }),
@@ -170,6 +192,11 @@ const make = Effect.gen(function*() {
 
   const internalError = (cause: Cause.Cause<unknown>) =>
     Effect.gen(function*() {
+      const trouble = unavailableFor(cause)
+      if (Option.isSome(trouble)) {
+        yield* Effect.logWarning("database unavailable", String(trouble.value.reason))
+        return resultOf(Schema.encodeSync(ToolFailure)(trouble.value.error), true)
+      }
       const requestId = Option.getOrElse(yield* Effect.serviceOption(RequestId), () => "unknown")
       yield* Effect.logError("MCP tool failed", Cause.pretty(cause))
       return resultOf(
@@ -183,13 +210,17 @@ const make = Effect.gen(function*() {
   const isTool = (name: string): name is ToolName => Object.hasOwn(runners, name)
 
   /** None for a name that is not a tool; otherwise the result, with failures as `isError` results. */
-  const call = (name: string, args: unknown, agentHeader: string | undefined): Option.Option<Effect.Effect<ToolResult>> =>
+  const call = (
+    name: string,
+    args: unknown,
+    agentHeader: string | undefined
+  ): Option.Option<Effect.Effect<ToolResult>> =>
     isTool(name)
       ? Option.some(
         runners[name](args, agentHeader).pipe(
           Effect.match({
             onSuccess: (value) => resultOf(value, false),
-            onFailure: (error) => resultOf(Schema.encodeSync(ToolFailure)(error), true)
+            onFailure: (error) => resultOf(toMcpWords(Schema.encodeSync(ToolFailure)(error)), true)
           }),
           Effect.catchAllDefect((defect) => internalError(Cause.die(defect))),
           Effect.withSpan("ToolCalls.call", { attributes: { tool: name } })

@@ -1,8 +1,8 @@
 import { JSONSchema, Schema, SchemaAST } from "effect"
-import { DiscoverParams } from "../Domain/Discover.ts"
+import { HandoffPath } from "../Catalog/Api.ts"
+import { DiscoverArguments } from "../Domain/Discover.ts"
 import { FilingRequest } from "../Domain/Filing.ts"
-import { DeskId } from "../Domain/Ids.ts"
-import { UsdAmount } from "../Domain/Money.ts"
+import { ReceiptsArguments } from "../Domain/ReceiptQuery.ts"
 
 /** Which REST error a malformed input becomes, as on the route the tool mirrors. */
 export type InvalidInput = "query" | "request" | "handoff"
@@ -29,26 +29,16 @@ const AgentIdArgument = Schema.optional(Schema.String.annotations({
   jsonSchema: { type: "string", pattern: "^did:desk:[0-9a-f]{32}$" }
 }))
 
-const HandoffIdArgument = Schema.String.annotations({ description: "Handoff id, e.g. DESK-12" })
-
-const PageNumber = Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(1e9))
+/** The path parameter of the REST routes, as an argument. */
+const HandoffIdArgument = HandoffPath.fields.id
 
 export const SearchHandoffs = tool({
   name: "search_handoffs",
   title: "Search handoffs",
   description: "Search the desk's catalog of sealed handoffs before you start expensive work. Full-text search (q) " +
     "over title, tags, teaser and contains claims, with filters and sorts; returns public previews, never bodies.",
-  input: Schema.Struct({
-    ...DiscoverParams.fields,
-    maxPrice: Schema.optional(UsdAmount.annotations({ description: "Highest priceUsd" })),
-    minSavings: Schema.optional(UsdAmount.annotations({ description: "Lowest savingsUsd" })),
-    minReconstruct: Schema.optional(UsdAmount.annotations({ description: "Lowest reconstructUsd" })),
-    since: Schema.optional(Schema.Date.annotations({
-      jsonSchema: { type: "string", format: "date-time", description: "Only handoffs filed at or after this ISO 8601 time" }
-    })),
-    page: Schema.optional(PageNumber.annotations({ description: "1-based page, default 1" })),
-    limit: Schema.optional(PageNumber.annotations({ description: "Page size, default 20, capped at 100" }))
-  }).annotations(strict),
+  // The REST route's own schema (fields, refinements, result window), with numbers as JSON numbers.
+  input: DiscoverArguments.annotations(strict),
   invalid: "query",
   rest: "GET /api/discover",
   readOnly: true,
@@ -74,7 +64,7 @@ export const FileHandoff = tool({
   description: "File a handoff for free: a public preview and a sealed Markdown body of at least 400 characters with " +
     "sections titled `Failed approaches` and `Recommended next actions`. filerDid must equal your identity. File only " +
     "a durable method or real failed approaches; put the vendor and model in provenance.",
-  input: Schema.Struct({ ...FilingRequest.fields, agentId: AgentIdArgument }).annotations(strict),
+  input: Schema.extend(FilingRequest, Schema.Struct({ agentId: AgentIdArgument })).annotations(strict),
   invalid: "handoff",
   rest: "POST /api/handoffs",
   readOnly: false,
@@ -120,12 +110,7 @@ export const ListReceipts = tool({
   title: "List receipts",
   description: "Receipt records, newest first. Filter by payer (your purchases, unmasked) or filer (sales of a " +
     "filer's handoffs, buyers masked).",
-  input: Schema.Struct({
-    payer: Schema.optional(DeskId.annotations({ description: "Only receipts bought by this desk id" })),
-    filer: Schema.optional(DeskId.annotations({ description: "Only receipts of this filer's handoffs" })),
-    page: Schema.optional(PageNumber.annotations({ description: "1-based page, default 1" })),
-    limit: Schema.optional(PageNumber.annotations({ description: "Page size, default 20, capped at 100" }))
-  }).annotations(strict),
+  input: ReceiptsArguments.annotations(strict),
   invalid: "query",
   rest: "GET /api/receipts",
   readOnly: true,

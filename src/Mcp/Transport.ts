@@ -8,7 +8,9 @@ import { MCP_INSTRUCTIONS, MCP_SERVER } from "./ServerInfo.ts"
 import type { ToolCalls } from "./ToolCalls.ts"
 import { PUBLISHED_TOOLS } from "./Tools.ts"
 
-const headerValue = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : value?.[0])
+const headerValue = (
+  value: string | ReadonlyArray<string> | undefined
+) => (typeof value === "string" ? value : value?.[0])
 
 // Building an Ajv instance costs more than the rest of a request; one serves every per-request server.
 const jsonSchemaValidator = new AjvJsonSchemaValidator()
@@ -32,6 +34,30 @@ const makeServer = (calls: ToolCalls["Type"], runtime: Runtime.Runtime<never>) =
   return server
 }
 
+const isBatch = (body: string) => {
+  try {
+    return Array.isArray(JSON.parse(body))
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The MCP revisions since 2025-06-18 have no JSON-RPC batching, and a batch would let one HTTP request (one
+ * unit of the rate limit) do the work of a hundred: refused whole, before any message in it runs.
+ */
+const batchRefused = HttpServerResponse.unsafeJson(
+  {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: ErrorCode.InvalidRequest,
+      message: "JSON-RPC batches are not supported (MCP has no batching since 2025-06-18): send one message per POST."
+    }
+  },
+  { status: 400 }
+)
+
 /**
  * Stateless Streamable HTTP: a fresh server and transport per POST, answered with JSON (no SSE stream),
  * so every response is complete when it leaves and no session outlives its request.
@@ -41,6 +67,7 @@ export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     // The body guard has read and cached the text already; the node stream cannot be read twice.
     const body = yield* Effect.orDie(request.text)
+    if (isBatch(body)) return batchRefused
     const runtime = yield* Effect.runtime<never>()
     const webRequest = new Request(new URL(request.url, publicUrl), {
       method: "POST",

@@ -4,6 +4,9 @@ import ledger from "./0002_ledger.ts"
 import settlement from "./0003_settlement.ts"
 import searchIndexes from "./0004_search_indexes.ts"
 import hotUpdates from "./0005_hot_updates.ts"
+import moneySafety from "./0006_money_safety.ts"
+import boundedQueries from "./0007_bounded_queries.ts"
+import bodyKeys from "./0008_body_keys.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -11,7 +14,10 @@ export const migrations = {
   "0002_ledger": ledger,
   "0003_settlement": settlement,
   "0004_search_indexes": searchIndexes,
-  "0005_hot_updates": hotUpdates
+  "0005_hot_updates": hotUpdates,
+  "0006_money_safety": moneySafety,
+  "0007_bounded_queries": boundedQueries,
+  "0008_body_keys": bodyKeys
 }
 
 export const loader = Migrator.fromRecord(migrations)

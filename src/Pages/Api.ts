@@ -2,15 +2,22 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { type Context, Schema } from "effect"
 import { HandoffPath } from "../Catalog/Api.ts"
 import { CatalogResponse } from "../Catalog/Responses.ts"
-import { NotFound } from "../Domain/Errors.ts"
+import { DiscoverParams } from "../Domain/Discover.ts"
+import { InvalidQuery, NotFound } from "../Domain/Errors.ts"
 import { Preview } from "../Domain/Preview.ts"
+import { OwnerView } from "../Owner/Responses.ts"
 
-/** Lenient on purpose: a person's search box never earns a 422; odd values fall back to defaults. */
-export const CatalogPageParams = Schema.Struct({
-  q: Schema.optional(Schema.String.annotations({ description: "Search text; longer than 200 characters is cut" })),
-  tag: Schema.optional(Schema.String.annotations({ description: "Only handoffs with this tag" })),
-  page: Schema.optional(Schema.String.annotations({ description: "1-based page; anything else means 1" }))
-})
+const PageParam = Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+
+/**
+ * The parameters of GET /api/discover, carried as sent: the page decodes them with DiscoverParams itself, so a
+ * bad value is a 422 page a person can read (or the JSON 422 of REST) rather than the framework's JSON answer.
+ */
+export const CatalogPageParams = Schema.Struct(
+  Object.fromEntries(Object.keys(DiscoverParams.from.fields).map((key) => [key, PageParam])) as {
+    readonly [K in keyof typeof DiscoverParams.from.fields]: typeof PageParam
+  }
+)
 
 /** The JSON schema is the typed success; the same status also serves HTML to browsers. */
 const alsoHtml = (statuses: ReadonlyArray<string>): Context.Tag.Service<OpenApi.Transform> => (operation) => {
@@ -27,9 +34,14 @@ export class PagesApi extends HttpApiGroup.make("pages")
     HttpApiEndpoint.get("home", "/")
       .setUrlParams(CatalogPageParams)
       .addSuccess(CatalogResponse)
-      .annotate(OpenApi.Summary, "Catalog page for people, with search")
-      .annotate(OpenApi.Description, `${NEGOTIATED} Agents search with GET /api/discover.`)
-      .annotate(OpenApi.Transform, alsoHtml(["200"]))
+      .addError(InvalidQuery)
+      .annotate(OpenApi.Summary, "Catalog page for people, with search, filters and pages")
+      .annotate(
+        OpenApi.Description,
+        `${NEGOTIATED} Takes the parameters of GET /api/discover, under the same rules; an invalid one is a 422 ` +
+          "(an HTML page for browsers). Agents search with GET /api/discover."
+      )
+      .annotate(OpenApi.Transform, alsoHtml(["200", "422"]))
   )
   .add(
     HttpApiEndpoint.get("handoff", "/h/:id")
@@ -38,6 +50,21 @@ export class PagesApi extends HttpApiGroup.make("pages")
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Preview page of one handoff for people (never the body)")
       .annotate(OpenApi.Description, `${NEGOTIATED} The JSON is the same preview as GET /api/handoffs/:id.`)
+      .annotate(OpenApi.Transform, alsoHtml(["200", "404"]))
+  )
+  .add(
+    HttpApiEndpoint.get("agent", "/agents/:id")
+      .setPath(
+        Schema.Struct({ id: Schema.String.annotations({ description: "Agent id: did:desk: + 32 lowercase hex" }) })
+      )
+      .addSuccess(OwnerView)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "An agent's page for its owner: filings and sales, earnings, purchases, spend and cap")
+      .annotate(
+        OpenApi.Description,
+        `${NEGOTIATED} Anyone who knows the id can read it, as anyone who knows it can use it. An unknown or ` +
+          "malformed id is a 404."
+      )
       .annotate(OpenApi.Transform, alsoHtml(["200", "404"]))
   )
   .annotate(OpenApi.Title, "Pages")

@@ -1,58 +1,115 @@
+import type { CatalogQuery, Sort } from "../Domain/Discover.ts"
+import { SORTS } from "../Domain/Discover.ts"
+import type { Issue } from "../Domain/Errors.ts"
+import { toUsd } from "../Domain/Money.ts"
 import type { Preview } from "../Domain/Preview.ts"
 import { escapeHtml, layout, usd } from "./Html.ts"
 
 export interface CatalogView {
-  readonly q: string
-  readonly tag: string
-  readonly page: number
+  readonly query: CatalogQuery
+  /** The parameters as sent (empty ones dropped), kept on every link so paging continues the same search. */
+  readonly params: Readonly<Record<string, string>>
   readonly pages: number
   readonly total: number
   readonly items: ReadonlyArray<Preview>
+  /** Offered as suggestions in the tag field. */
+  readonly tags: ReadonlyArray<string>
 }
 
-const pageHref = (view: CatalogView, page: number) => {
-  const search = new URLSearchParams()
-  if (view.q !== "") search.set("q", view.q)
-  if (view.tag !== "") search.set("tag", view.tag)
-  search.set("page", String(page))
-  return `/?${search.toString()}`
+const SORT_LABELS: Record<Sort, string> = {
+  relevance: "Best match",
+  recent: "Newest",
+  savings: "Biggest claimed savings",
+  price: "Cheapest",
+  reconstruct: "Highest estimate to redo",
+  popular: "Most bought"
 }
 
-const item = (preview: Preview) => `<li>
+const MAX_TAG_SUGGESTIONS = 200
+
+const searchOf = (params: Readonly<Record<string, string>>, page?: number) => {
+  const search = new URLSearchParams(Object.entries(params).filter(([key]) => key !== "page"))
+  if (page !== undefined && page > 1) search.set("page", String(page))
+  return search.size > 0 ? `?${search.toString()}` : ""
+}
+
+const pageHref = (view: CatalogView, page: number) => `/${searchOf(view.params, page)}`
+
+const item = (preview: Preview) =>
+  `<li>
 <article>
 <h3><a href="/h/${escapeHtml(preview.id)}">${escapeHtml(preview.title)}</a></h3>
 <p>${escapeHtml(preview.teaser)}</p>
-<p class="meta muted">${usd(preview.priceUsd)} to unlock · filer's estimate to redo: ${usd(preview.reconstructUsd)}` +
+<p class="meta muted">${usd(preview.priceUsd)} to unlock · filer's estimate to redo: ${
+    usd(preview.reconstructUsd)
+  } · by ` +
+  `<a href="/agents/${escapeHtml(preview.filerDid)}">${escapeHtml(preview.filer)}</a>` +
   `${preview.tags.length > 0 ? ` · ${preview.tags.map(escapeHtml).join(", ")}` : ""}</p>
 </article>
 </li>`
 
 const heading = (view: CatalogView) => {
+  const { query } = view
   const count = `${view.total} handoff${view.total === 1 ? "" : "s"}`
-  const filters = [view.q === "" ? "" : ` for “${escapeHtml(view.q)}”`, view.tag === "" ? "" : ` tagged ${escapeHtml(view.tag)}`]
+  const filters = [
+    query.q === "" ? "" : ` for “${escapeHtml(query.q)}”`,
+    query.tag === "" ? "" : ` tagged ${escapeHtml(query.tag)}`,
+    query.maxPrice === null ? "" : ` at most ${usd(toUsd(query.maxPrice))}`
+  ]
   return `${count}${filters.join("")}`
 }
 
 const pager = (view: CatalogView) => {
-  if (view.pages <= 1) return ""
-  const previous = view.page > 1 ? `<a href="${escapeHtml(pageHref(view, view.page - 1))}" rel="prev">Previous page</a>` : "<span></span>"
-  const next = view.page < view.pages ? `<a href="${escapeHtml(pageHref(view, view.page + 1))}" rel="next">Next page</a>` : ""
-  return `<nav class="pager" aria-label="Result pages">${previous}<span class="muted">Page ${view.page} of ${view.pages}</span>${next}</nav>`
+  const page = view.query.page
+  if (view.pages <= 1 && page <= 1) return ""
+  const link = (target: number, text: string, rel: string) =>
+    `<a href="${escapeHtml(pageHref(view, target))}" rel="${rel}">${text}</a>`
+  const back = page > 1
+    ? `<span>${page > 2 ? `${link(1, "First page", "first")} · ` : ""}${link(page - 1, "Previous page", "prev")}</span>`
+    : "<span></span>"
+  const next = page < view.pages ? link(page + 1, "Next page", "next") : "<span></span>"
+  return `<nav class="pager" aria-label="Result pages">${back}<span class="muted">Page ${page} of ${
+    Math.max(view.pages, 1)
+  }</span>${next}</nav>`
+}
+
+const filterForm = (view: CatalogView) => {
+  const { query } = view
+  const sortOptions = [
+    `<option value=""${
+      view.params["sort"] === undefined ? " selected" : ""
+    }>Default (best match, else newest)</option>`,
+    ...SORTS.map((sort) =>
+      `<option value="${sort}"${view.params["sort"] === sort ? " selected" : ""}>${SORT_LABELS[sort]}</option>`
+    )
+  ]
+  const suggestions = view.tags.slice(0, MAX_TAG_SUGGESTIONS).map((tag) =>
+    `<option value="${escapeHtml(tag)}"></option>`
+  )
+  return `<form role="search" action="/" method="get">
+<label for="q">Search the catalog</label>
+<input id="q" name="q" type="search" value="${escapeHtml(query.q)}" maxlength="200" autocomplete="off">
+<button type="submit">Search</button>
+<fieldset class="filters">
+<legend>Filters</legend>
+<p><label for="tag">Tag</label>
+<input id="tag" name="tag" type="text" value="${escapeHtml(query.tag)}" maxlength="40" list="tags" autocomplete="off">
+<datalist id="tags">${suggestions.join("")}</datalist></p>
+<p><label for="sort">Sort</label>
+<select id="sort" name="sort">${sortOptions.join("")}</select></p>
+<p><label for="maxPrice">Highest price (USD)</label>
+<input id="maxPrice" name="maxPrice" type="number" min="0" step="0.000001" inputmode="decimal" ` +
+    `value="${query.maxPrice === null ? "" : toUsd(query.maxPrice)}"></p>
+<p class="apply"><button type="submit">Apply filters</button></p>
+</fieldset>
+</form>`
 }
 
 export const catalogPage = (view: CatalogView): string => {
-  const jsonSearch = new URLSearchParams()
-  if (view.q !== "") jsonSearch.set("q", view.q)
-  if (view.tag !== "") jsonSearch.set("tag", view.tag)
   const main = `<h1>Sealed handoffs from AI agents</h1>
 <p>Agents that finish expensive work file what they learned: a public preview here, and a sealed body with the
 failed approaches and the recommended next actions. Other agents search before they start and pay to unlock.</p>
-<form role="search" action="/" method="get">
-<label for="q">Search the catalog</label>
-<input id="q" name="q" type="search" value="${escapeHtml(view.q)}" maxlength="200" autocomplete="off">
-${view.tag === "" ? "" : `<input type="hidden" name="tag" value="${escapeHtml(view.tag)}">`}
-<button type="submit">Search</button>
-</form>
+${filterForm(view)}
 <h2 id="results">${heading(view)}</h2>
 ${
     view.items.length === 0
@@ -62,10 +119,32 @@ ${
 ${pager(view)}`
   return layout(
     {
-      title: view.q === "" ? "Handoff Desk: sealed handoffs from AI agents" : `${view.q}: search · Handoff Desk`,
+      title: view.query.q === ""
+        ? "Handoff Desk: sealed handoffs from AI agents"
+        : `${view.query.q}: search · Handoff Desk`,
       description: "Search sealed handoffs filed by AI agents: previews are free, bodies are unlocked for a price.",
-      jsonHref: `/api/discover${jsonSearch.size > 0 ? `?${jsonSearch.toString()}` : ""}`
+      jsonHref: `/api/discover${searchOf(view.params, view.query.page)}`
     },
     main
   )
 }
+
+/** A search the desk cannot run: the same issues REST would list, and a way back. */
+export const invalidSearchPage = (issues: ReadonlyArray<Issue>): string =>
+  layout(
+    {
+      title: "Invalid search · Handoff Desk",
+      description: "The search parameters are invalid.",
+      jsonHref: "/api/discover"
+    },
+    `<h1>This search cannot run</h1>
+<p>Some of its parameters are not valid:</p>
+<ul class="issues">
+${
+      issues.map((issue) =>
+        `<li>${issue.path === "" ? "" : `<code>${escapeHtml(issue.path)}</code>: `}${escapeHtml(issue.message)}</li>`
+      ).join("\n")
+    }
+</ul>
+<p><a href="/">Start a new search</a></p>`
+  )

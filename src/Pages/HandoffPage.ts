@@ -2,7 +2,9 @@ import type { Preview } from "../Domain/Preview.ts"
 import { escapeHtml, layout, usd } from "./Html.ts"
 
 const list = (items: ReadonlyArray<string>, empty: string) =>
-  items.length === 0 ? `<p class="muted">${empty}</p>` : `<ul>\n${items.map((_) => `<li>${escapeHtml(_)}</li>`).join("\n")}\n</ul>`
+  items.length === 0
+    ? `<p class="muted">${empty}</p>`
+    : `<ul>\n${items.map((_) => `<li>${escapeHtml(_)}</li>`).join("\n")}\n</ul>`
 
 const facts = (rows: ReadonlyArray<readonly [string, string]>) =>
   `<dl>\n${rows.map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`).join("\n")}\n</dl>`
@@ -20,7 +22,7 @@ const provenance = (preview: Preview) => {
 }
 
 /** The public preview of one handoff; the page never has the body, which the desk keeps apart from previews. */
-export const handoffPage = (preview: Preview, site: string): string => {
+export const handoffPage = (preview: Preview, site: string, unlock: string): string => {
   const id = escapeHtml(preview.id)
   const main = `<p><a href="/">← All handoffs</a></p>
 <article aria-labelledby="title">
@@ -29,7 +31,7 @@ export const handoffPage = (preview: Preview, site: string): string => {
 <h2>Price</h2>
 ${
     facts([
-      ["Unlock", `${usd(preview.priceUsd)} USDC, once per agent identity`],
+      ["Unlock", `${usd(preview.priceUsd)}, once per agent identity, ${escapeHtml(unlock)}`],
       ["Filer's estimate to redo", `${usd(preview.reconstructUsd)} (the filer's claim; the desk never verifies it)`],
       ["Split", `${preview.filerSharePct} % to the filer, ${preview.feePct} % to the desk`]
     ])
@@ -44,7 +46,11 @@ ${provenance(preview)}
 ${
     facts([
       ["Id", `<code>${id}</code>`],
-      ["Filer", `${escapeHtml(preview.filer)} (<code>${escapeHtml(preview.filerDid)}</code>)`],
+      [
+        "Filer",
+        `<a href="/agents/${escapeHtml(preview.filerDid)}">${escapeHtml(preview.filer)}</a> ` +
+        `(<code>${escapeHtml(preview.filerDid)}</code>)`
+      ],
       ["Filed", `<time datetime="${escapeHtml(preview.filedAt)}">${escapeHtml(preview.filedAt.slice(0, 10))}</time>`],
       ["Tags", preview.tags.length === 0 ? "none" : preview.tags.map(escapeHtml).join(", ")],
       ["Purchases", String(preview.purchases)],

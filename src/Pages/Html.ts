@@ -34,7 +34,27 @@ dd{margin:0;min-width:0}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem}
 pre{background:#f3f3f3;border:1px solid #d0d0d0;border-radius:4px;padding:.75rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
 code{overflow-wrap:anywhere}
-.pager{display:flex;justify-content:space-between;margin-top:1rem}
+.pager{display:flex;justify-content:space-between;gap:1rem;margin-top:1rem}
+fieldset.filters{flex-basis:100%;min-width:0;display:flex;flex-wrap:wrap;gap:.5rem 1rem;margin:0;padding:.5rem .75rem .75rem;border:1px solid #d0d0d0;border-radius:4px}
+fieldset.filters legend{font-weight:600;padding:0 .25rem}
+fieldset.filters p{display:flex;flex-direction:column;flex:1 1 9rem;margin:0;min-width:0}
+fieldset.filters label{font-weight:400}
+fieldset.filters p.apply{justify-content:flex-end}
+select,input[type=text],input[type=number]{max-width:100%;font:inherit;padding:.45rem .5rem;border:2px solid #5c5c5c;border-radius:4px;background:#fff;color:#1b1b1b;min-width:0}
+.table-wrap{overflow-x:auto;margin:.5rem 0}
+table{border-collapse:collapse;width:100%;font-size:.95rem}
+caption{text-align:left;padding:.25rem 0}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d0d0d0;vertical-align:top}
+th{font-weight:600}
+td time{white-space:nowrap}
+.meter{height:.9rem;margin:.5rem 0;background:#f3f3f3;border:1px solid #5c5c5c;border-radius:4px;overflow:hidden}
+.meter span{display:block;height:100%;background:#a34f00}
+figure.chart{margin:.5rem 0}
+figure.chart svg{display:block;width:100%;height:auto}
+figcaption{font-size:.92rem;color:#4d4d4d}
+.key{display:inline-block;width:1.5rem;margin:0 .35rem .2rem 0;border-top:3px solid;vertical-align:middle}
+figcaption .legend{display:inline-block;white-space:nowrap;margin-right:1rem}
+details{margin:.5rem 0}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dt{margin-top:.5rem}}
 `
 
@@ -46,7 +66,8 @@ export interface PageOptions {
 }
 
 /** One accessible layout: language, viewport, skip link, landmarks (banner, navigation, main, contentinfo). */
-export const layout = (options: PageOptions, main: string): string => `<!doctype html>
+export const layout = (options: PageOptions, main: string): string =>
+  `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -79,4 +100,8 @@ ${main}
 </html>
 `
 
-export const usd = (amount: number): string => `$${amount.toLocaleString("en-US", { maximumFractionDigits: 6 })}`
+/** Dollars and cents ($1.20), with the micro-USDC digits kept where a price has them ($0.000001). */
+export const usd = (amount: number): string =>
+  `${amount < 0 ? "-" : ""}$${
+    Math.abs(amount).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 })
+  }`

@@ -1,63 +1,94 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { DeskApi } from "../Api.ts"
 import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
-import { DEFAULT_LIMIT, type CatalogQuery } from "../Domain/Discover.ts"
-import { catalogPage } from "./CatalogPage.ts"
+import { unlockWords } from "../Desk/RailWords.ts"
+import { DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
+import { InvalidQuery } from "../Domain/Errors.ts"
+import { issuesOf, summarize } from "../Domain/Issues.ts"
+import { pagesOf } from "../Domain/Paging.ts"
+import { Owner } from "../Owner.ts"
+import { Settlement } from "../Settlement.ts"
+import { agentNotFoundPage, agentPage } from "./AgentPage.ts"
+import { catalogPage, invalidSearchPage } from "./CatalogPage.ts"
 import { handoffPage, notFoundPage } from "./HandoffPage.ts"
 import { prefersJson } from "./Negotiate.ts"
 
-const html = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8" })
+const html = (body: string, status = 200) =>
+  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8" })
 
-const clip = (text: string | undefined, max: number) => [...(text?.trim() ?? "")].slice(0, max).join("")
+const decodeSearch = Schema.decodeUnknownEither(DiscoverParams)
 
-const pageOf = (raw: string | undefined) => {
-  const page = Number(raw)
-  return Number.isInteger(page) && page >= 1 && page <= 1e9 ? page : 1
-}
+/** A form sends its empty fields: an empty one means no filter. Everything else goes to DiscoverParams as sent. */
+const sentParams = (params: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>) =>
+  Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined && value !== ""))
 
 export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
+    const owner = yield* Owner
     const config = yield* DeskConfig
+    const unlock = unlockWords((yield* Settlement).rail)
     /** Both forms share a URL, so caches must key on Accept; a pre-response handler also reaches error responses. */
     const wantsJson = Effect.zipLeft(
       Effect.map(HttpServerRequest.HttpServerRequest, (request) => prefersJson(request.headers.accept)),
-      HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeader(response, "vary", "Accept")))
+      HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "vary", "Accept"))
+      )
     )
 
     return handlers
       .handle("home", ({ urlParams }) =>
         Effect.gen(function*() {
-          const q = clip(urlParams.q, 200)
-          const query: CatalogQuery = {
-            q,
-            tag: clip(urlParams.tag, 40).toLowerCase(),
-            sort: q === "" ? "recent" : "relevance",
-            maxPrice: null,
-            minSavings: null,
-            minReconstruct: null,
-            since: null,
-            vendor: "",
-            page: pageOf(urlParams.page),
-            limit: DEFAULT_LIMIT,
-            includeDemo: false
+          const json = yield* wantsJson
+          const sent = sentParams(urlParams)
+          const decoded = decodeSearch(sent)
+          if (Either.isLeft(decoded)) {
+            const { issues, text } = summarize(issuesOf(ParseResult.ArrayFormatter.formatErrorSync(decoded.left)))
+            return json
+              ? yield* Effect.fail(new InvalidQuery({ message: `Invalid query parameter: ${text}`, issues }))
+              : html(invalidSearchPage(issues), 422)
           }
-          const { items, total } = yield* catalog.search(query)
-          const pages = Math.ceil(total / query.limit)
-          if (!(yield* wantsJson)) {
-            return html(catalogPage({ q: query.q, tag: query.tag, page: query.page, pages, total, items }))
+          const query = toCatalogQuery(decoded.right)
+          const [{ items, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
+          const pages = pagesOf(total, query.limit)
+          if (!json) {
+            // Decoded, so every value sent is a string.
+            const params = sent as Record<string, string>
+            return html(catalogPage({ query, params, pages, total, items, tags: tags.tags }))
           }
-          const tags = yield* catalog.tagsInUse
-          return { total, page: query.page, limit: query.limit, pages, tags, sort: query.sort, items }
+          return {
+            total,
+            page: query.page,
+            limit: query.limit,
+            pages,
+            tags: tags.tags,
+            tagCount: tags.total,
+            sort: query.sort,
+            items
+          }
         }))
       .handle("handoff", ({ path }) =>
         Effect.gen(function*() {
           const json = yield* wantsJson
           return yield* catalog.get(path.id).pipe(
-            Effect.map((preview) => (json ? preview : html(handoffPage(preview, config.publicUrl)))),
-            Effect.catchTag("NotFound", (error) => (json ? Effect.fail(error) : Effect.succeed(html(notFoundPage(path.id), 404))))
+            Effect.map((preview) => (json ? preview : html(handoffPage(preview, config.publicUrl, unlock)))),
+            Effect.catchTag(
+              "NotFound",
+              (error) => (json ? Effect.fail(error) : Effect.succeed(html(notFoundPage(path.id), 404)))
+            )
+          )
+        }))
+      .handle("agent", ({ path }) =>
+        Effect.gen(function*() {
+          const json = yield* wantsJson
+          return yield* owner.view(path.id).pipe(
+            Effect.map((view) => (json ? view : html(agentPage(view)))),
+            Effect.catchTag(
+              "NotFound",
+              (error) => (json ? Effect.fail(error) : Effect.succeed(html(agentNotFoundPage(path.id), 404)))
+            )
           )
         }))
   }))

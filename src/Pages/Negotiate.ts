@@ -12,7 +12,10 @@ const parseAccept = (header: string): ReadonlyArray<Range> =>
   })
 
 /** The quality the client gives a media type: its most specific matching range wins (RFC 9110 §12.5.1). */
-const qualityOf = (ranges: ReadonlyArray<Range>, mediaType: string): { readonly q: number; readonly exact: boolean } => {
+const qualityOf = (
+  ranges: ReadonlyArray<Range>,
+  mediaType: string
+): { readonly q: number; readonly exact: boolean } => {
   const [main] = mediaType.split("/")
   const exact = ranges.find((_) => _.type === mediaType)
   if (exact) return { q: exact.q, exact: true }

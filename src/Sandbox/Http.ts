@@ -4,7 +4,8 @@ import { randomBytes } from "node:crypto"
 import { DeskApi } from "../Api.ts"
 import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
-import { Settlement } from "../Settlement.ts"
+import { moneyWords } from "../Desk/RailWords.ts"
+import { type Rail, Settlement } from "../Settlement.ts"
 import type { SandboxResponse } from "./Responses.ts"
 
 /** The database default of agents.spend_cap_micro, in USD. */
@@ -14,18 +15,31 @@ const JSON_ONLY = { Accept: "application/json" }
 
 const freshAgentId = () => `did:desk:${randomBytes(16).toString("hex")}`
 
-export const sandboxFor = (site: string, stage: string, demoId: string, agent: string): SandboxResponse => ({
+const outside = (rail: Rail) =>
+  rail.x402Ready
+    ? `Outside the sandbox, unlocks are paid in ${moneyWords(rail)}.`
+    : "Outside the sandbox too, this desk keeps ledger receipts, no USDC: no chain is configured."
+
+export const sandboxFor = (site: string, rail: Rail, demoId: string, agent: string): SandboxResponse => ({
   name: "Handoff Desk sandbox",
   free: true,
   usdcRequired: false,
-  stage,
+  stage: rail.stage,
   note: `A free run of the loop over the demo packet ${demoId}: no USDC moves and nothing counts against a spend ` +
-    `cap. The steps use a fresh identity made for you (agentId); keep it, or put your own in both X-AGENT-ID and ` +
-    `payer. Urls are paths on this desk (${site}).`,
+    `cap. ${outside(rail)} The steps use a fresh identity made for you (agentId); keep it, or put your own in both ` +
+    `X-AGENT-ID and payer. Urls are paths on this desk (${site}).`,
   agentId: agent,
   handoffId: demoId,
   steps: [
-    { method: "GET", url: "/api/status", pay: false, headers: JSON_ONLY, use: "network, asset and whether X-PAYMENT is required" },
+    {
+      method: "GET",
+      url: "/api/status",
+      pay: false,
+      headers: JSON_ONLY,
+      use: rail.x402Ready
+        ? "network, asset and whether X-PAYMENT is required"
+        : "x402Ready false: ledger receipts, no USDC on this desk"
+    },
     { method: "GET", url: "/api/example", pay: false, headers: JSON_ONLY, use: "the shape of a sealed body, free" },
     {
       method: "GET",
@@ -40,7 +54,8 @@ export const sandboxFor = (site: string, stage: string, demoId: string, agent: s
       pay: false,
       headers: { ...JSON_ONLY, "Content-Type": "application/json", "X-AGENT-ID": agent },
       body: { payer: agent },
-      use: "receipt: kind demo, no USDC moved. Outside the sandbox this is the step that costs priceUsd: ask your owner first"
+      use:
+        "receipt: kind demo, no USDC moved. Outside the sandbox this is the step that costs priceUsd: ask your owner first"
     },
     {
       method: "GET",
@@ -53,7 +68,8 @@ export const sandboxFor = (site: string, stage: string, demoId: string, agent: s
   spendControl: {
     header: "X-AGENT-ID",
     defaultCapUsd: DEFAULT_CAP_USD,
-    raise: "Only with your owner's consent: POST /api/agents {\"id\": <your id>, \"spendCapUsd\": <new cap>}"
+    raise: "Only with your owner's consent: POST /api/agents with X-AGENT-ID: <your id> and " +
+      "{\"id\": <your id>, \"spendCapUsd\": <new cap>}"
   }
 })
 
@@ -67,6 +83,6 @@ export const SandboxHttp = HttpApiBuilder.group(DeskApi, "sandbox", (handlers) =
         const demoId = yield* catalog.demoId
         // The demo packet is filed at startup (src/Desk.ts), so its absence is a fault, not a client error.
         if (Option.isNone(demoId)) return yield* Effect.dieMessage("the demo packet is missing")
-        return sandboxFor(config.publicUrl, rail.stage, demoId.value, freshAgentId())
+        return sandboxFor(config.publicUrl, rail, demoId.value, freshAgentId())
       }))
   }))

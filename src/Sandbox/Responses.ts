@@ -2,12 +2,16 @@ import { Schema } from "effect"
 
 export const SandboxStep = Schema.Struct({
   method: Schema.Literal("GET", "POST"),
-  url: Schema.String.annotations({ description: "Path on this desk: resolve it against the URL you fetched the sandbox from" }),
+  url: Schema.String.annotations({
+    description: "Path on this desk: resolve it against the URL you fetched the sandbox from"
+  }),
   pay: Schema.Boolean.annotations({ description: "Whether this step needs a payment; false on every sandbox step" }),
   headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  body: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
-    description: "Send as the JSON request body"
-  })),
+  body: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+      description: "Send as the JSON request body"
+    })
+  ),
   use: Schema.optional(Schema.String.annotations({ description: "What to look at in the response" }))
 }).annotations({ identifier: "SandboxStep" })
 

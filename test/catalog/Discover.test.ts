@@ -15,12 +15,48 @@ const ids = (json: { items: ReadonlyArray<{ id: string }> }) => json.items.map((
 
 /** Six listings with distinct words, tags, prices, vendors and filing times to tell every filter apart. */
 const LISTINGS = [
-  { title: "Kubernetes ingress timeouts traced to keepalive", tags: ["kubernetes", "networking"], priceUsd: 0.2, reconstructUsd: 30, vendor: "Anthropic" },
-  { title: "Postgres vacuum stalls on wraparound", tags: ["postgresql"], priceUsd: 1, reconstructUsd: 200, vendor: "OpenAI" },
-  { title: "Terraform state drift after provider upgrade", tags: ["terraform", "kubernetes"], priceUsd: 3, reconstructUsd: 60, vendor: "anthropic" },
-  { title: "Webpack to Vite migration for a legacy monorepo", tags: ["frontend"], priceUsd: 0.5, reconstructUsd: 500, vendor: "Google" },
-  { title: "Kafka consumer lag from rebalance storms", tags: ["kafka", "networking"], priceUsd: 2, reconstructUsd: 90, vendor: "OpenAI" },
-  { title: "Flaky Kubernetes readiness probes under CPU throttling", tags: ["kubernetes"], priceUsd: 0.05, reconstructUsd: 10, vendor: "Mistral" }
+  {
+    title: "Kubernetes ingress timeouts traced to keepalive",
+    tags: ["kubernetes", "networking"],
+    priceUsd: 0.2,
+    reconstructUsd: 30,
+    vendor: "Anthropic"
+  },
+  {
+    title: "Postgres vacuum stalls on wraparound",
+    tags: ["postgresql"],
+    priceUsd: 1,
+    reconstructUsd: 200,
+    vendor: "OpenAI"
+  },
+  {
+    title: "Terraform state drift after provider upgrade",
+    tags: ["terraform", "kubernetes"],
+    priceUsd: 3,
+    reconstructUsd: 60,
+    vendor: "anthropic"
+  },
+  {
+    title: "Webpack to Vite migration for a legacy monorepo",
+    tags: ["frontend"],
+    priceUsd: 0.5,
+    reconstructUsd: 500,
+    vendor: "Google"
+  },
+  {
+    title: "Kafka consumer lag from rebalance storms",
+    tags: ["kafka", "networking"],
+    priceUsd: 2,
+    reconstructUsd: 90,
+    vendor: "OpenAI"
+  },
+  {
+    title: "Flaky Kubernetes readiness probes under CPU throttling",
+    tags: ["kubernetes"],
+    priceUsd: 0.05,
+    reconstructUsd: 10,
+    vendor: "Mistral"
+  }
 ]
 
 for (const backend of backends) {
@@ -38,7 +74,11 @@ for (const backend of backends) {
             const { vendor, ...fields } = listing
             const response = yield* Effect.promise(() =>
               desk.request("/api/handoffs", {
-                json: filing(agent, { ...fields, teaser: `Case ${index}: ${listing.title}.`, provenance: { vendor, model: "m" } }),
+                json: filing(agent, {
+                  ...fields,
+                  teaser: `Case ${index}: ${listing.title}.`,
+                  provenance: { vendor, model: "m" }
+                }),
                 agent
               })
             )
@@ -57,7 +97,15 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const { json } = yield* get("/api/discover?q=kubernetes")
           expect(new Set(ids(json))).toEqual(new Set([filed[0], filed[2], filed[5]]))
-          expect(json.query).toMatchObject({ q: "kubernetes", sort: "", tag: "", maxPrice: null, since: null, vendor: "", vendorNote: "" })
+          expect(json.query).toMatchObject({
+            q: "kubernetes",
+            sort: "",
+            tag: "",
+            maxPrice: null,
+            since: null,
+            vendor: "",
+            vendorNote: ""
+          })
           // Two title hits outrank a tag-only hit.
           expect(ids(json).indexOf(filed[2]!)).toBe(2)
           const stemmed = yield* get("/api/discover?q=probe")
@@ -69,9 +117,13 @@ for (const backend of backends) {
       it.effect("filters: tag, maxPrice, minSavings, minReconstruct, since, vendor", () =>
         Effect.gen(function*() {
           expect(new Set(ids((yield* get("/api/discover?tag=NETWORKING")).json))).toEqual(new Set([filed[0], filed[4]]))
-          expect(new Set(ids((yield* get("/api/discover?maxPrice=0.5")).json))).toEqual(new Set([filed[0], filed[3], filed[5]]))
+          expect(new Set(ids((yield* get("/api/discover?maxPrice=0.5")).json))).toEqual(
+            new Set([filed[0], filed[3], filed[5]])
+          )
           expect(new Set(ids((yield* get("/api/discover?minSavings=199")).json))).toEqual(new Set([filed[1], filed[3]]))
-          expect(new Set(ids((yield* get("/api/discover?minReconstruct=90")).json))).toEqual(new Set([filed[1], filed[3], filed[4]]))
+          expect(new Set(ids((yield* get("/api/discover?minReconstruct=90")).json))).toEqual(
+            new Set([filed[1], filed[3], filed[4]])
+          )
           const since = yield* get(`/api/discover?since=${encodeURIComponent(between)}`)
           expect(new Set(ids(since.json))).toEqual(new Set([filed[3], filed[4], filed[5]]))
           const vendor = yield* get("/api/discover?vendor=ANTHROPIC")
@@ -85,11 +137,17 @@ for (const backend of backends) {
       it.effect("sorts: recent, savings, price, reconstruct, popular", () =>
         Effect.gen(function*() {
           expect(ids((yield* get("/api/discover?sort=recent")).json)).toEqual([...filed].reverse())
-          const savings = (yield* get("/api/discover?sort=savings")).json.items.map((_: { savingsUsd: number }) => _.savingsUsd)
+          const savings = (yield* get("/api/discover?sort=savings")).json.items.map((_: { savingsUsd: number }) =>
+            _.savingsUsd
+          )
           expect(savings).toEqual([...savings].sort((a, b) => b - a))
-          const prices = (yield* get("/api/discover?sort=price")).json.items.map((_: { priceUsd: number }) => _.priceUsd)
+          const prices = (yield* get("/api/discover?sort=price")).json.items.map((_: { priceUsd: number }) =>
+            _.priceUsd
+          )
           expect(prices).toEqual([0.05, 0.2, 0.5, 1, 2, 3])
-          const reconstruct = (yield* get("/api/discover?sort=reconstruct")).json.items.map((_: { reconstructUsd: number }) => _.reconstructUsd)
+          const reconstruct = (yield* get("/api/discover?sort=reconstruct")).json.items.map((
+            _: { reconstructUsd: number }
+          ) => _.reconstructUsd)
           expect(reconstruct).toEqual([500, 200, 90, 60, 30, 10])
           expect((yield* get("/api/discover?sort=popular")).status).toBe(200)
         }))
@@ -107,6 +165,37 @@ for (const backend of backends) {
           expect((yield* get("/api/discover")).json.limit).toBe(20)
         }))
 
+      it.effect("no listing reads past result 10,000: deeper pages are a 422 that says to narrow the query", () =>
+        Effect.gen(function*() {
+          // The deepest pages allowed (offset + limit = 10,000) are answered, empty here.
+          for (
+            const path of [
+              "/api/discover?page=500",
+              "/api/handoffs?page=100&limit=100",
+              "/api/receipts?page=10000&limit=1"
+            ]
+          ) {
+            expect((yield* get(path)).status, path).toBe(200)
+          }
+          for (
+            const path of [
+              "/api/discover?page=501",
+              "/api/discover?sort=price&page=1000000000&limit=100",
+              "/api/handoffs?page=101&limit=100",
+              // A limit over 100 counts as 100.
+              "/api/discover?page=101&limit=5000",
+              "/api/receipts?page=501",
+              `/api/receipts?payer=${newAgentId()}&page=10001&limit=1`
+            ]
+          ) {
+            const { json, status } = yield* get(path)
+            expect(status, path).toBe(422)
+            expect(json).toMatchObject({ ok: false, error: "invalid_query" })
+            expect(json.issues.map((_: { path: string }) => _.path), path).toEqual(["page"])
+            expect(json.message, path).toContain("narrow the query")
+          }
+        }))
+
       it.effect("demo packets are hidden unless include=demo", () =>
         Effect.gen(function*() {
           const hidden = yield* get("/api/discover?q=demo&limit=100")
@@ -119,18 +208,20 @@ for (const backend of backends) {
 
       it.effect("invalid parameters are a 422 invalid_query naming the parameter", () =>
         Effect.gen(function*() {
-          for (const [query, name] of [
-            ["limit=0", "limit"],
-            ["limit=abc", "limit"],
-            ["page=-1", "page"],
-            ["sort=cheapest", "sort"],
-            ["maxPrice=NaN", "maxPrice"],
-            ["minSavings=Infinity", "minSavings"],
-            ["minReconstruct=-5", "minReconstruct"],
-            ["since=yesterday", "since"],
-            ["include=everything", "include"],
-            ["q=" + "x".repeat(201), "q"]
-          ]) {
+          for (
+            const [query, name] of [
+              ["limit=0", "limit"],
+              ["limit=abc", "limit"],
+              ["page=-1", "page"],
+              ["sort=cheapest", "sort"],
+              ["maxPrice=NaN", "maxPrice"],
+              ["minSavings=Infinity", "minSavings"],
+              ["minReconstruct=-5", "minReconstruct"],
+              ["since=yesterday", "since"],
+              ["include=everything", "include"],
+              ["q=" + "x".repeat(201), "q"]
+            ]
+          ) {
             const { json, status } = yield* get(`/api/discover?${query}`)
             expect(status, query).toBe(422)
             expect(json).toMatchObject({ ok: false, error: "invalid_query" })
@@ -138,16 +229,34 @@ for (const backend of backends) {
           }
         }))
 
-      it.effect("the catalog lists every tag in use, and demand computes gaps from it", () =>
+      it.effect("the catalog lists the tags in use, most used first, and demand computes gaps from them", () =>
         Effect.gen(function*() {
           const catalog = yield* get("/api/handoffs?limit=2")
-          expect(catalog.json).toMatchObject({ total: 6, page: 1, limit: 2, pages: 3, sort: "recent" })
-          expect([...catalog.json.tags].sort()).toEqual(["frontend", "kafka", "kubernetes", "networking", "postgresql", "terraform"])
+          expect(catalog.json).toMatchObject({ total: 6, page: 1, limit: 2, pages: 3, sort: "recent", tagCount: 6 })
+          expect(catalog.json.tags).toEqual([
+            "kubernetes",
+            "networking",
+            "frontend",
+            "kafka",
+            "postgresql",
+            "terraform"
+          ])
           const demand = yield* get("/api/demand")
           const kubernetes = demand.json.gaps.find((_: { tag: string }) => _.tag === "kubernetes")
           // (30 + 60 + 10) / 3 in whole micro-USDC, and 2 % of it.
-          expect(kubernetes).toMatchObject({ packets: 3, unlocks: 0, gap: "unproven", avgReconstructUsd: 33.333333, suggestPriceUsd: 0.666667 })
-          expect(demand.json.pricing).toMatchObject({ hardMinUsd: 0.000001, suggestedFloorUsd: 0.15, floorUsd: 0.15, maxUsd: null })
+          expect(kubernetes).toMatchObject({
+            packets: 3,
+            unlocks: 0,
+            gap: "unproven",
+            avgReconstructUsd: 33.333333,
+            suggestPriceUsd: 0.666667
+          })
+          expect(demand.json.pricing).toMatchObject({
+            hardMinUsd: 0.000001,
+            suggestedFloorUsd: 0.15,
+            floorUsd: 0.15,
+            maxUsd: null
+          })
         }))
 
       it.effect("example and template", () =>

@@ -21,7 +21,9 @@ for (const backend of backends) {
           const agent = newAgentId()
           const flagged = { priceUsd: 0.01, reconstructUsd: 50, provenance: null }
           for (const fields of [{}, flagged]) {
-            const response = yield* Effect.promise(() => desk.request("/api/handoffs", { json: filing(agent, fields), agent }))
+            const response = yield* Effect.promise(() =>
+              desk.request("/api/handoffs", { json: filing(agent, fields), agent })
+            )
             expect(response.status).toBe(201)
           }
           const discover = yield* get("/api/discover?limit=1&sort=price&maxPrice=5")
@@ -29,7 +31,9 @@ for (const backend of backends) {
           expect(discover.next).not.toBeNull()
           roundTrips(DiscoverResponse, discover)
           roundTrips(CatalogResponse, yield* get("/api/handoffs"))
-          for (const item of (yield* get("/api/discover?include=demo")).items) roundTrips(Preview, yield* get(`/api/handoffs/${item.id}`))
+          for (const item of (yield* get("/api/discover?include=demo")).items) {
+            roundTrips(Preview, yield* get(`/api/handoffs/${item.id}`))
+          }
         }))
     })
   })

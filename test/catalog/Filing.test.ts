@@ -2,12 +2,16 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { backends } from "../support/Storage.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
 
-const call = <A>(f: (desk: TestDesk["Type"]) => Promise<A>) => Effect.flatMap(TestDesk, (desk) => Effect.promise(() => f(desk)))
-const countRows = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: string | number }>`SELECT count(*) AS n FROM handoffs`).pipe(
+const call = <A>(f: (desk: TestDesk["Type"]) => Promise<A>) =>
+  Effect.flatMap(TestDesk, (desk) => Effect.promise(() => f(desk)))
+const countRows = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql<{ n: string | number }>`SELECT count(*) AS n FROM handoffs`
+).pipe(
   Effect.map((rows) => Number(rows[0]!.n)),
   Effect.orDie
 )
@@ -48,7 +52,9 @@ for (const backend of backends) {
     it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
       it.effect("files a handoff and returns every preview field", () =>
         Effect.gen(function*() {
-          const response = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent), agent }))
+          const response = yield* call((desk) =>
+            desk.request("/api/handoffs", { json: filing(agent, { body: BODY }), agent })
+          )
           expect(response.status).toBe(201)
           const preview = yield* Effect.promise(() => readJson(response))
           expect(preview.id).toMatch(/^DESK-\d+$/)
@@ -83,7 +89,12 @@ for (const backend of backends) {
               body: `/api/handoffs/${preview.id}/body`
             }
           })
-          expect(preview.provenance).toMatchObject({ vendor: "Anthropic", model: "claude", durationMs: null, contextWindow: null })
+          expect(preview.provenance).toMatchObject({
+            vendor: "Anthropic",
+            model: "claude",
+            durationMs: null,
+            contextWindow: null
+          })
           expect(typeof preview.reconstructNote).toBe("string")
           expect(typeof preview.savingsNote).toBe("string")
           expect(typeof preview.whyBuy).toBe("string")
@@ -97,7 +108,10 @@ for (const backend of backends) {
       it.effect("floors the filer's 90 % to whole micro-USDC and flags extreme ratios", () =>
         Effect.gen(function*() {
           const preview = yield* call((desk) =>
-            desk.request("/api/handoffs", { json: filing(agent, { priceUsd: 0.000007, reconstructUsd: 90, provenance: null }), agent })
+            desk.request("/api/handoffs", {
+              json: filing(agent, { priceUsd: 0.000007, reconstructUsd: 90, provenance: null }),
+              agent
+            })
               .then(readJson)
           )
           expect(preview.filerPayoutUsd).toBe(0.000006)
@@ -111,7 +125,9 @@ for (const backend of backends) {
       it.effect("accepts any price of at least one micro-USDC, with no maximum", () =>
         Effect.gen(function*() {
           for (const [priceUsd, reconstructUsd] of [[0.000001, 1], [5000, 1_000_000]]) {
-            const response = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { priceUsd, reconstructUsd }), agent }))
+            const response = yield* call((desk) =>
+              desk.request("/api/handoffs", { json: filing(agent, { priceUsd, reconstructUsd }), agent })
+            )
             expect(response.status).toBe(201)
           }
         }))
@@ -120,7 +136,9 @@ for (const backend of backends) {
         it.effect(`422 and nothing written: ${name}`, () =>
           Effect.gen(function*() {
             const before = yield* countRows
-            const response = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, change), agent }))
+            const response = yield* call((desk) =>
+              desk.request("/api/handoffs", { json: filing(agent, change), agent })
+            )
             const body = yield* Effect.promise(() => readJson(response))
             expect(response.status).toBe(422)
             expect(body).toMatchObject({ ok: false, error: "invalid_handoff" })
@@ -134,25 +152,45 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const missing = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent) }))
           expect(missing.status).toBe(401)
-          expect(yield* Effect.promise(() => readJson(missing))).toMatchObject({ ok: false, error: "agent_id_required" })
-          const malformed = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent), agent: "did:desk:ABC" }))
+          expect(yield* Effect.promise(() => readJson(missing))).toMatchObject({
+            ok: false,
+            error: "agent_id_required"
+          })
+          const malformed = yield* call((desk) =>
+            desk.request("/api/handoffs", { json: filing(agent), agent: "did:desk:ABC" })
+          )
           expect(malformed.status).toBe(400)
-          expect(yield* Effect.promise(() => readJson(malformed))).toMatchObject({ ok: false, error: "invalid_agent_id" })
+          expect(yield* Effect.promise(() => readJson(malformed))).toMatchObject({
+            ok: false,
+            error: "invalid_agent_id"
+          })
         }))
 
       it.effect("answers malformed, oversized and non-JSON bodies with JSON errors", () =>
         Effect.gen(function*() {
           const before = yield* countRows
           const broken = yield* call((desk) =>
-            desk.request("/api/handoffs", { method: "POST", body: "{not json", agent, headers: { "content-type": "application/json" } })
+            desk.request("/api/handoffs", {
+              method: "POST",
+              body: "{not json",
+              agent,
+              headers: { "content-type": "application/json" }
+            })
           )
           expect(broken.status).toBe(400)
           expect(yield* Effect.promise(() => readJson(broken))).toMatchObject({ error: "invalid_json" })
-          const huge = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { body: "x".repeat(1_100_000) }), agent }))
+          const huge = yield* call((desk) =>
+            desk.request("/api/handoffs", { json: filing(agent, { body: "x".repeat(1_100_000) }), agent })
+          )
           expect(huge.status).toBe(413)
           expect(yield* Effect.promise(() => readJson(huge))).toMatchObject({ error: "payload_too_large" })
           const text = yield* call((desk) =>
-            desk.request("/api/handoffs", { method: "POST", body: "title=x", agent, headers: { "content-type": "text/plain" } })
+            desk.request("/api/handoffs", {
+              method: "POST",
+              body: "title=x",
+              agent,
+              headers: { "content-type": "text/plain" }
+            })
           )
           expect(text.status).toBe(415)
           expect(yield* countRows).toBe(before)

@@ -2,18 +2,18 @@ import { toClientEvmSigner, toFacilitatorEvmSigner } from "@x402/evm"
 import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client"
 import { ExactEvmScheme as ExactEvmFacilitator } from "@x402/evm/exact/facilitator"
 import {
+  type Address,
   createPublicClient,
   createWalletClient,
   domainSeparator,
+  type Hex,
   http,
   parseAbi,
   parseEventLogs,
   parseSignature,
   parseUnits,
   publicActions,
-  toHex,
-  type Address,
-  type Hex
+  toHex
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -115,7 +115,15 @@ describe("TestUsdc on the local chain", () => {
 
     expect([await read("name"), await read("version"), await read("decimals")]).toEqual(["USDC", "2", 6])
     expect(await read("DOMAIN_SEPARATOR")).toBe(domainSeparator({ domain }))
-    expect(await read("eip712Domain")).toEqual(["0x0f", "USDC", "2", 84532n, chain.tokenAddress, `0x${"0".repeat(64)}`, []])
+    expect(await read("eip712Domain")).toEqual([
+      "0x0f",
+      "USDC",
+      "2",
+      84532n,
+      chain.tokenAddress,
+      `0x${"0".repeat(64)}`,
+      []
+    ])
     expect(await balanceOf(chain.accounts.buyer.address)).toBe(LocalChain.buyerStartingBalance)
     expect(await balanceOf(chain.accounts.other.address)).toBe(LocalChain.otherStartingBalance)
   })
@@ -183,15 +191,35 @@ describe("TestUsdc on the local chain", () => {
     const receive = authorizationFor()
     const receiveSignature = await signAuthorization(buyer.privateKey, receive, "ReceiveWithAuthorization")
     const receiveArgs = [
-      receive.from, receive.to, receive.value, receive.validAfter, receive.validBefore, receive.nonce, receiveSignature
+      receive.from,
+      receive.to,
+      receive.value,
+      receive.validAfter,
+      receive.validBefore,
+      receive.nonce,
+      receiveSignature
     ] as const
-    const buyerWallet = createWalletClient({ chain: chain.chain, transport: http(), account: privateKeyToAccount(buyer.privateKey) })
+    const buyerWallet = createWalletClient({
+      chain: chain.chain,
+      transport: http(),
+      account: privateKeyToAccount(buyer.privateKey)
+    })
 
     await expect(
-      buyerWallet.writeContract({ address: chain.tokenAddress, abi: usdc, functionName: "receiveWithAuthorization", args: receiveArgs })
+      buyerWallet.writeContract({
+        address: chain.tokenAddress,
+        abi: usdc,
+        functionName: "receiveWithAuthorization",
+        args: receiveArgs
+      })
     ).rejects.toThrow(/caller must be the payee/)
     const received = await desk.waitForTransactionReceipt({
-      hash: await desk.writeContract({ address: chain.tokenAddress, abi: usdc, functionName: "receiveWithAuthorization", args: receiveArgs })
+      hash: await desk.writeContract({
+        address: chain.tokenAddress,
+        abi: usdc,
+        functionName: "receiveWithAuthorization",
+        args: receiveArgs
+      })
     })
     expect(received.status).toBe("success")
 
@@ -217,7 +245,12 @@ describe("TestUsdc on the local chain", () => {
 
   it("keeps mint to the deployer", async () => {
     await expect(
-      desk.writeContract({ address: chain.tokenAddress, abi: usdc, functionName: "mint", args: [chain.accounts.desk.address, 1n] })
+      desk.writeContract({
+        address: chain.tokenAddress,
+        abi: usdc,
+        functionName: "mint",
+        args: [chain.accounts.desk.address, 1n]
+      })
     ).rejects.toThrow(/caller is not a minter/)
   })
 })

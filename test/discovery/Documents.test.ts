@@ -2,13 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { DeskApi } from "../../src/Api.ts"
-import { BESIDE_API } from "../../src/Discovery/BesideApi.ts"
+import { moneyWords } from "../../src/Desk/RailWords.ts"
+import { isRateLimited } from "../../src/Desk/RequestRules.ts"
+import { BESIDE_API, MCP_PATH } from "../../src/Discovery/BesideApi.ts"
 import { routeList } from "../../src/Discovery/RouteList.ts"
 import { renderJson, renderText } from "../../src/Discovery/Template.ts"
 import { STANDING_ORDER } from "../../src/Guide/StandingOrder.ts"
-import { isRateLimited } from "../../src/Http/RateLimit.ts"
-import { MCP_PATH } from "../../src/Mcp/ServerInfo.ts"
 import { TOOLS } from "../../src/Mcp/Tools.ts"
+import type { Rail } from "../../src/Settlement.ts"
 import { deskOn, PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
 
 const documents = routeList(DeskApi).filter((_) => _.group === "discovery" && _.path !== "/openapi.json")
@@ -18,7 +19,12 @@ const everyRoute = [
 ].map(({ method, path }) => `${method} ${path}`)
 
 describe("templates", () => {
-  const values = { site: "https://desk.example", flag: true, routes: [{ method: "GET", path: "/a" }], lines: ["x", "y"] }
+  const values = {
+    site: "https://desk.example",
+    flag: true,
+    routes: [{ method: "GET", path: "/a" }],
+    lines: ["x", "y"]
+  }
 
   it("fill names, repeat sections per item and keep JSON values typed", () => {
     expect(renderText("{{site}}\n{{#routes}}- {{method}} {{path}}\n{{/routes}}{{#lines}}{{.}};{{/lines}}", values, "t"))
@@ -35,7 +41,11 @@ describe("templates", () => {
 
 describe("discovery documents", () => {
   it("are never rate limited", () => {
-    const paths = [...documents.map((_) => _.path), "/openapi.json", ...BESIDE_API.filter((_) => _.group === "discovery").map((_) => _.path)]
+    const paths = [
+      ...documents.map((_) => _.path),
+      "/openapi.json",
+      ...BESIDE_API.filter((_) => _.group === "discovery").map((_) => _.path)
+    ]
     expect(paths.filter((path) => isRateLimited("GET", path))).toEqual([])
   })
 
@@ -73,13 +83,62 @@ describe("discovery documents", () => {
         const index = yield* Effect.promise(() => desk.request("/index.json").then(readJson))
         expect(index).toMatchObject({ sandbox: `${PUBLIC_URL}/api/sandbox`, openapi: `${PUBLIC_URL}/openapi.json` })
         expect(index.documents.map((_: { url: string }) => _.url)).toEqual(
-          [...documents.map((_) => _.path), "/openapi.json", "/tools.json", "/.well-known/mcp/server-card.json", "/.well-known/mcp/server-card"]
+          [
+            ...documents.map((_) => _.path),
+            "/openapi.json",
+            "/tools.json",
+            "/.well-known/mcp/server-card.json",
+            "/.well-known/mcp/server-card"
+          ]
             .map((path) => `${PUBLIC_URL}${path}`)
         )
         const agents = yield* Effect.promise(() => desk.request("/agents.json").then(readJson))
         expect(agents.identity.header).toBe("X-AGENT-ID")
         expect(agents.payment).toMatchObject({ header: "X-PAYMENT", asset: "USDC", network: "base", x402Ready: false })
         expect(agents.spendControl.defaultCapUsd).toBe(10)
+      }))
+  })
+})
+
+describe("the words of a ledger-only desk", () => {
+  const rail = (x402Ready: boolean): Rail => ({
+    stage: "mainnet",
+    network: "base",
+    label: "",
+    asset: "USDC",
+    assetAddress: null,
+    eip712: null,
+    payTo: null,
+    x402Ready,
+    facilitatorKind: x402Ready ? "local" : "none",
+    payoutEnabled: x402Ready,
+    explorerTxUrl: () => null,
+    note: ""
+  })
+
+  it("name the chain only when one is configured", () => {
+    expect(moneyWords(rail(true))).toBe("USDC on base (stage mainnet)")
+    expect(moneyWords(rail(false))).toContain("ledger receipts, no USDC")
+    expect(moneyWords(rail(false))).not.toMatch(/USDC on|mainnet/)
+  })
+
+  it.layer(deskOn(Pglite.layer({})), { timeout: 120_000 })((it) => {
+    it.effect("documents, sandbox and status say ledger receipts, no USDC, and never USDC on base, stage mainnet", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        const text = (path: string) =>
+          Effect.promise(() => desk.request(path, { headers: { accept: "*/*" } }).then((_) => _.text()))
+        for (const path of ["/llms.txt", "/AGENTS.md", "/starter.md", "/agents.txt", "/agents.json"]) {
+          const document = yield* text(path)
+          expect(document, path).toContain("ledger receipts, no USDC")
+          expect(document, path).not.toMatch(/USDC on base|stage mainnet|x402, USDC/)
+        }
+        const sandbox = JSON.parse(yield* text("/api/sandbox"))
+        expect(sandbox.note).toContain("ledger receipts, no USDC")
+        const status = JSON.parse(yield* text("/api/status"))
+        expect(status).toMatchObject({ x402Ready: false, label: expect.stringContaining("ledger receipts, no USDC") })
+        expect(status.note).toMatch(/^Ledger receipts, no USDC/)
+        expect(status.payout.note).toContain("never paid on-chain")
       }))
   })
 })

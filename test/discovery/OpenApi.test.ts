@@ -1,15 +1,15 @@
 import { HttpApiBuilder, OpenApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
+import { Validator } from "@seriousme/openapi-schema-validator"
 import { Chunk, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { openApiText } from "../../scripts/openapi.ts"
 import { DeskApi } from "../../src/Api.ts"
-import { MAX_BODY_BYTES, readsBody } from "../../src/Http/BodyGuard.ts"
-import { isRateLimited } from "../../src/Http/RateLimit.ts"
+import { isRateLimited, readsBody } from "../../src/Desk/RequestRules.ts"
+import { MAX_BODY_BYTES } from "../../src/Http/BodyGuard.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
-import { Validator } from "@seriousme/openapi-schema-validator"
 
 // Test-side reading of loosely typed JSON documents.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -74,7 +74,9 @@ describe("the OpenAPI document", () => {
         expect(json, `${method} ${path} ${status}`).toBeDefined()
         for (const schema of membersOf(json.schema)) {
           if (schema.properties?.jsonrpc !== undefined) continue
-          expect(schema.required, `${method} ${path} ${status}`).toEqual(expect.arrayContaining(["ok", "error", "message"]))
+          expect(schema.required, `${method} ${path} ${status}`).toEqual(
+            expect.arrayContaining(["ok", "error", "message"])
+          )
           expect(schema.properties.ok.enum).toEqual([false])
         }
       }
@@ -94,6 +96,11 @@ describe("the OpenAPI document", () => {
     expect(headers(doc.paths["/api/handoffs/{id}/body"].get).map((_: Json) => [_.name, _.required])).toEqual([
       ["X-AGENT-ID", false]
     ])
+    const register = doc.paths["/api/agents"].post
+    expect(headers(register).map((_: Json) => [_.name, _.required])).toEqual([["X-AGENT-ID", true]])
+    expect(codesOf(register, 401)).toEqual(["agent_id_required"])
+    expect(codesOf(register, 400)).toContain("invalid_agent_id")
+    expect(codesOf(register, 403).sort()).toEqual(["agent_mismatch", "payout_change_requires_signature"])
   })
 })
 
@@ -130,7 +137,13 @@ describe("the OpenAPI document against the running desk", () => {
             const response = await fetch(`${desk.url}${path}`, init)
             const text = await response.text()
             const type = response.headers.get("content-type") ?? ""
-            observed.push({ what, op, status: response.status, type, json: type.startsWith("application/json") ? JSON.parse(text) : null })
+            observed.push({
+              what,
+              op,
+              status: response.status,
+              type,
+              json: type.startsWith("application/json") ? JSON.parse(text) : null
+            })
           })
         for (const { method, path, op } of operations()) {
           const url = path.replace("{id}", "DESK-999999999")
@@ -146,18 +159,32 @@ describe("the OpenAPI document against the running desk", () => {
           const json = { ...headers, "content-type": "application/json" }
           yield* probe(`${method} ${path} {}`, op, url, { method, headers: json, body: "{}" })
           yield* probe(`${method} ${path} bad JSON`, op, url, { method, headers: json, body: "{" })
-          yield* probe(`${method} ${path} text`, op, url, { method, headers: { ...headers, "content-type": "text/plain" }, body: "hi" })
-          yield* probe(`${method} ${path} too large`, op, url, { method, headers: json, body: "x".repeat(MAX_BODY_BYTES + 1) })
+          yield* probe(`${method} ${path} text`, op, url, {
+            method,
+            headers: { ...headers, "content-type": "text/plain" },
+            body: "hi"
+          })
+          yield* probe(`${method} ${path} too large`, op, url, {
+            method,
+            headers: json,
+            body: "x".repeat(MAX_BODY_BYTES + 1)
+          })
         }
         // The MCP transport answers by the JSON-RPC message, so it gets messages of each kind.
         const mcp = doc.paths["/mcp"].post
         const rpc = { accept: "application/json, text/event-stream", "content-type": "application/json" }
-        for (const [what, message] of [
-          ["notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
-          ["request", { jsonrpc: "2.0", id: 1, method: "tools/list" }],
-          ["not JSON-RPC", { hello: "desk" }]
-        ] as const) {
-          yield* probe(`POST /mcp ${what}`, mcp, "/mcp", { method: "POST", headers: rpc, body: JSON.stringify(message) })
+        for (
+          const [what, message] of [
+            ["notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
+            ["request", { jsonrpc: "2.0", id: 1, method: "tools/list" }],
+            ["not JSON-RPC", { hello: "desk" }]
+          ] as const
+        ) {
+          yield* probe(`POST /mcp ${what}`, mcp, "/mcp", {
+            method: "POST",
+            headers: rpc,
+            body: JSON.stringify(message)
+          })
         }
         for (const { what, op, status, type, json } of observed) {
           const response = op.responses[String(status)]
@@ -165,7 +192,17 @@ describe("the OpenAPI document against the running desk", () => {
           if (response.content !== undefined) expect(Object.keys(response.content), `${what}: ${type}`).toContain(type)
           if (typeof json?.error === "string") expect(codesOf(op, status), what).toContain(json.error)
         }
-        expect([...new Set(observed.map((_) => _.status))].sort()).toEqual([200, 202, 400, 404, 405, 406, 413, 415, 422])
+        expect([...new Set(observed.map((_) => _.status))].sort()).toEqual([
+          200,
+          202,
+          400,
+          404,
+          405,
+          406,
+          413,
+          415,
+          422
+        ])
       }))
   })
 })

@@ -138,10 +138,23 @@ const filingRows = (t: Target): ReadonlyArray<Hostile> => [
   filingWith(t, { filerDid: lookAlike(t.filer) }),
   filingWith(t, { filerDid: t.filer.toUpperCase().replace("DID:DESK:", "did:desk:") }),
   filingWith(t, { filerDid: `${t.filer}\u0000` }),
-  { ...filingWith(t, {}), name: "filing under a look-alike X-AGENT-ID", headers: { "x-agent-id": asHeader(lookAlike(t.filer)) }, status: 400, error: "invalid_agent_id" },
+  {
+    ...filingWith(t, {}),
+    name: "filing under a look-alike X-AGENT-ID",
+    headers: { "x-agent-id": asHeader(lookAlike(t.filer)) },
+    status: 400,
+    error: "invalid_agent_id"
+  },
   { ...filingWith(t, {}), name: "filing without X-AGENT-ID", headers: {}, status: 401, error: "agent_id_required" },
-  { ...filingWith(t, {}), name: "filing by another identity than filerDid", headers: { "x-agent-id": newAgentId() }, status: 422, error: "invalid_handoff" },
+  {
+    ...filingWith(t, {}),
+    name: "filing by another identity than filerDid",
+    headers: { "x-agent-id": newAgentId() },
+    status: 422,
+    error: "invalid_handoff"
+  },
   filingWith(t, { hash: "0".repeat(64), purchases: 1000 }),
+  filingWith(t, { payoutAddress: "0x0000000000000000000000000000000000000000" }),
   // Malformed JSON, wrong content types, bytes that are not UTF-8.
   ...[`{"title": }`, `{"title":"a",}`, `{'title':'a'}`, `{"title":"a"`, `{"title":"a\u0000"}`].map((body) => ({
     name: `malformed JSON ${JSON.stringify(body)}`,
@@ -151,7 +164,13 @@ const filingRows = (t: Target): ReadonlyArray<Hostile> => [
     status: 400,
     error: "invalid_json"
   })),
-  ...["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/merge-patch+json"]
+  ...[
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/xml",
+    "application/merge-patch+json"
+  ]
     .map((type) => ({
       name: `filing sent as ${type}`,
       path: "/api/handoffs",
@@ -164,7 +183,10 @@ const filingRows = (t: Target): ReadonlyArray<Hostile> => [
     ["a latin1 é", Buffer.from(JSON.stringify(filing(t.filer, { title: "Caf\u00e9 sidekiq" })), "latin1")],
     ["an invalid byte", Buffer.concat([Buffer.from(`{"title":"`), Buffer.from([0xff, 0xfe]), Buffer.from(`"}`)])],
     ["an overlong slash", Buffer.concat([Buffer.from(`{"title":"`), Buffer.from([0xc0, 0xaf]), Buffer.from(`"}`)])],
-    ["an encoded surrogate", Buffer.concat([Buffer.from(`{"title":"`), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(`"}`)])],
+    [
+      "an encoded surrogate",
+      Buffer.concat([Buffer.from(`{"title":"`), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(`"}`)])
+    ],
     ["UTF-16", Buffer.from(JSON.stringify(filing(t.filer)), "utf16le")]
   ].map(([label, bytes]) => ({
     name: `filing with ${label as string}`,
@@ -197,15 +219,39 @@ const unlockRows = (t: Target): ReadonlyArray<Hostile> => {
     unlock("payer a look-alike of the header", { body: { payer: lookAlike(stranger) } }),
     unlock("payer someone else", { body: { payer: t.buyer } }),
     unlock("malformed JSON", { body: `{"payer":`, status: 400, error: "invalid_json" }),
-    unlock("text/plain", { headers: { "x-agent-id": stranger, "content-type": "text/plain" }, status: 415, error: "unsupported_media_type" }),
+    unlock("text/plain", {
+      headers: { "x-agent-id": stranger, "content-type": "text/plain" },
+      status: 415,
+      error: "unsupported_media_type"
+    }),
     unlock("no X-AGENT-ID", { headers: {}, status: 401, error: "agent_id_required" }),
-    unlock("a fullwidth digit in X-AGENT-ID", { headers: { "x-agent-id": asHeader(fullwidth(stranger)) }, status: 400, error: "invalid_agent_id" }),
-    unlock("a garbage X-PAYMENT", { headers: { "x-agent-id": stranger, "x-payment": "'; DROP TABLE receipts; --" }, status: 402, error: "payment_invalid" }),
-    unlock("a fullwidth handoff id", { path: `/api/handoffs/DESK-${q("\uff11")}/unlock`, status: 404, error: "not_found" }),
-    unlock("an encoded path traversal", { path: `/api/handoffs/..%2F..%2Fetc%2Fpasswd/unlock`, status: 404, error: "not_found" }),
+    unlock("a fullwidth digit in X-AGENT-ID", {
+      headers: { "x-agent-id": asHeader(fullwidth(stranger)) },
+      status: 400,
+      error: "invalid_agent_id"
+    }),
+    unlock("a garbage X-PAYMENT", {
+      headers: { "x-agent-id": stranger, "x-payment": "'; DROP TABLE receipts; --" },
+      status: 402,
+      error: "payment_invalid"
+    }),
+    unlock("a fullwidth handoff id", {
+      path: `/api/handoffs/DESK-${q("\uff11")}/unlock`,
+      status: 404,
+      error: "not_found"
+    }),
+    unlock("an encoded path traversal", {
+      path: `/api/handoffs/..%2F..%2Fetc%2Fpasswd/unlock`,
+      status: 404,
+      error: "not_found"
+    }),
     unlock("SQL in the id", { path: `/api/handoffs/${q(`DESK-1${SQL}`)}/unlock`, status: 404, error: "not_found" }),
     unlock("an unknown handoff", { path: `/api/handoffs/DESK-999999999/unlock`, status: 404, error: "not_found" }),
-    unlock("an id past 2^53", { path: `/api/handoffs/DESK-99999999999999999999/unlock`, status: 404, error: "not_found" })
+    unlock("an id past 2^53", {
+      path: `/api/handoffs/DESK-99999999999999999999/unlock`,
+      status: 404,
+      error: "not_found"
+    })
   ]
 }
 
@@ -225,7 +271,11 @@ const feedbackRows = (t: Target): ReadonlyArray<Hostile> => {
     feedback("no useful", { body: {} }),
     feedback("an extra field", { body: { useful: true, useful_count: 100 } }),
     feedback("no X-AGENT-ID", { headers: {}, status: 401, error: "agent_id_required" }),
-    feedback("an identity that never unlocked", { headers: { "x-agent-id": newAgentId() }, status: 403, error: "not_unlocked" }),
+    feedback("an identity that never unlocked", {
+      headers: { "x-agent-id": newAgentId() },
+      status: 403,
+      error: "not_unlocked"
+    }),
     feedback("DESK-1/../2", { path: `/api/handoffs/DESK-1/../2/feedback`, status: 404, error: "not_found" }),
     feedback("an unknown handoff", { path: `/api/handoffs/DESK-0/feedback`, status: 404, error: "not_found" })
   ]
@@ -233,12 +283,14 @@ const feedbackRows = (t: Target): ReadonlyArray<Hostile> => {
 
 const agentRows = (t: Target): ReadonlyArray<Hostile> => {
   const fresh = newAgentId()
-  const register = (name: string, body: unknown): Hostile => ({
+  const register = (name: string, body: unknown, over: Partial<Hostile> = {}): Hostile => ({
     name: `register: ${name}`,
     path: "/api/agents",
+    headers: { "x-agent-id": fresh },
     body,
     status: 422,
-    error: "invalid_request"
+    error: "invalid_request",
+    ...over
   })
   return [
     register("negative spend cap", { id: fresh, spendCapUsd: -1 }),
@@ -247,7 +299,10 @@ const agentRows = (t: Target): ReadonlyArray<Hostile> => {
     register("spend cap NaN", { id: fresh, spendCapUsd: "NaN" }),
     register("spend cap Infinity", { id: fresh, spendCapUsd: "Infinity" }),
     register("spend cap 1e400", `{"id":"${fresh}","spendCapUsd":1e400}`),
-    register("payout address with a bad checksum", { id: fresh, payoutAddress: "0x52908400098527886e0F7030069857D2E4169EE7" }),
+    register("payout address with a bad checksum", {
+      id: fresh,
+      payoutAddress: "0x52908400098527886e0F7030069857D2E4169EE7"
+    }),
     register("payout address too short", { id: fresh, payoutAddress: "0x1234" }),
     register("payout address as a number", { id: fresh, payoutAddress: 1 }),
     register("Cyrillic look-alike id", { id: lookAlike(fresh), spendCapUsd: 5 }),
@@ -257,8 +312,35 @@ const agentRows = (t: Target): ReadonlyArray<Hostile> => {
     register("SQL as the id", { id: SQL, spendCapUsd: 5 }),
     register("neither payout address nor cap", { id: fresh }),
     register("an empty object", {}),
-    register("a payout signature that is not hex", { id: t.filer, payoutAddress: "0x52908400098527886E0F7030069857D2E4169EE7".toLowerCase(), payoutSignature: "0xZZ" }),
-    register("an unknown field", { id: fresh, spendCapUsd: 5, spentUsd: 0 })
+    register("a payout signature that is not hex", {
+      id: t.filer,
+      payoutAddress: "0x52908400098527886E0F7030069857D2E4169EE7".toLowerCase(),
+      payoutSignature: "0xZZ"
+    }, { headers: { "x-agent-id": t.filer } }),
+    register("an unknown field", { id: fresh, spendCapUsd: 5, spentUsd: 0 }),
+    register("the zero address as payout address", {
+      id: fresh,
+      payoutAddress: "0x0000000000000000000000000000000000000000"
+    }),
+    register("no X-AGENT-ID", { id: t.buyer, spendCapUsd: 0 }, {
+      headers: {},
+      status: 401,
+      error: "agent_id_required"
+    }),
+    register("a look-alike X-AGENT-ID", { id: t.buyer, spendCapUsd: 0 }, {
+      headers: { "x-agent-id": asHeader(lookAlike(t.buyer)) },
+      status: 400,
+      error: "invalid_agent_id"
+    }),
+    register("another agent's cap", { id: t.buyer, spendCapUsd: 0 }, {
+      headers: { "x-agent-id": t.filer },
+      status: 403,
+      error: "agent_mismatch"
+    }),
+    register("another agent's payout address", {
+      id: t.filer,
+      payoutAddress: "0x52908400098527886E0F7030069857D2E4169EE7"
+    }, { headers: { "x-agent-id": t.buyer }, status: 403, error: "agent_mismatch" })
   ]
 }
 
@@ -304,8 +386,10 @@ const getRows = (t: Target): ReadonlyArray<Hostile> => [
     get(`${route}?q=%00`, 422, "invalid_query"),
     get(`${route}?tag=ruby%00`, 422, "invalid_query"),
     get(`${route}?vendor=${q(`x\u0000${SQL}`)}`, 422, "invalid_query"),
-    get(`${route}?q=${"x".repeat(201)}`, 422, "invalid_query")
+    get(`${route}?q=${"x".repeat(201)}`, 422, "invalid_query"),
+    get(`${route}?sort=price&page=1000000000&limit=100`, 422, "invalid_query")
   ]),
+  get(`/api/receipts?page=1000000000`, 422, "invalid_query"),
   get(`/api/receipts?payer=${q(SQL)}`, 422, "invalid_query"),
   get(`/api/receipts?filer=%00`, 422, "invalid_query"),
   get(`/api/receipts?payer=${q(lookAlike(t.buyer))}`, 422, "invalid_query"),
@@ -354,7 +438,11 @@ for (const backend of backends) {
           const desk = yield* TestDesk
           const filer = newAgentId()
           const buyer = newAgentId()
-          const filed = yield* request(desk, { path: "/api/handoffs", headers: { "x-agent-id": filer }, body: filing(filer) })
+          const filed = yield* request(desk, {
+            path: "/api/handoffs",
+            headers: { "x-agent-id": filer },
+            body: filing(filer)
+          })
           expect(filed.status).toBe(201)
           const target: Target = { handoff: filed.json.id, filer, buyer }
           const unlocked = yield* request(desk, {
@@ -364,7 +452,13 @@ for (const backend of backends) {
           })
           expect(unlocked.status).toBe(200)
 
-          const rows = [...filingRows(target), ...unlockRows(target), ...feedbackRows(target), ...agentRows(target), ...getRows(target)]
+          const rows = [
+            ...filingRows(target),
+            ...unlockRows(target),
+            ...feedbackRows(target),
+            ...agentRows(target),
+            ...getRows(target)
+          ]
           expect(rows.length).toBeGreaterThanOrEqual(60)
           const before = yield* rowCounts
 
@@ -384,11 +478,17 @@ for (const backend of backends) {
             )
           }
           // One assertion over the whole table, so a failure lists every row that answered differently.
-          expect(answers).toEqual(rows.map((row) => ({ name: row.name, status: row.status, json: true, ok: false, error: row.error })))
+          expect(answers).toEqual(
+            rows.map((row) => ({ name: row.name, status: row.status, json: true, ok: false, error: row.error }))
+          )
 
           for (const path of searchesForSql) {
             const reply = yield* request(desk, { method: "GET", path })
-            expect({ path, status: reply.status, items: Array.isArray(reply.json?.items) }).toEqual({ path, status: 200, items: true })
+            expect({ path, status: reply.status, items: Array.isArray(reply.json?.items) }).toEqual({
+              path,
+              status: 200,
+              items: true
+            })
           }
 
           expect(yield* rowCounts).toEqual(before)

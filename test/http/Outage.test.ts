@@ -1,7 +1,7 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Option } from "effect"
-import { databaseOutage, isDatabaseOutage } from "../../src/Http/Outage.ts"
+import { databaseOutage, isDatabaseOutage } from "../../src/Desk/Outage.ts"
 
 const pgError = (code: string, message = "boom") => Object.assign(new Error(message), { code })
 
@@ -11,18 +11,36 @@ describe("isDatabaseOutage", () => {
       const error of [
         new SqlError({ message: "Failed to acquire connection", cause: pgError("ECONNREFUSED") }),
         new SqlError({ message: "Connection error", cause: new Error("Connection terminated unexpectedly") }),
-        new SqlError({ message: "Failed to execute statement", cause: pgError("57P01", "terminating connection due to administrator command") }),
-        new SqlError({ message: "Failed to execute statement", cause: pgError("57P03", "the database system is starting up") }),
+        new SqlError({
+          message: "Failed to execute statement",
+          cause: pgError("57P01", "terminating connection due to administrator command")
+        }),
+        new SqlError({
+          message: "Failed to execute statement",
+          cause: pgError("57P03", "the database system is starting up")
+        }),
         new SqlError({ message: "Failed to execute statement", cause: pgError("08006") }),
-        new SqlError({ message: "Failed to execute statement", cause: new Error("Client has encountered a connection error and is not queryable") }),
-        new SqlError({ message: "Failed to acquire connection for transaction", cause: new Error("timeout exceeded when trying to connect") })
+        new SqlError({
+          message: "Failed to execute statement",
+          cause: new Error("Client has encountered a connection error and is not queryable")
+        }),
+        new SqlError({
+          message: "Failed to acquire connection for transaction",
+          cause: new Error("timeout exceeded when trying to connect")
+        })
       ]
     ) expect(isDatabaseOutage(error)).toBe(true)
   })
 
   it("is false for a statement the database refused, and for anything that is not a SqlError", () => {
-    expect(isDatabaseOutage(new SqlError({ message: "Failed to execute statement", cause: pgError("42601", "syntax error") }))).toBe(false)
-    expect(isDatabaseOutage(new SqlError({ message: "Failed to execute statement", cause: pgError("23505") }))).toBe(false)
+    expect(
+      isDatabaseOutage(
+        new SqlError({ message: "Failed to execute statement", cause: pgError("42601", "syntax error") })
+      )
+    ).toBe(false)
+    expect(isDatabaseOutage(new SqlError({ message: "Failed to execute statement", cause: pgError("23505") }))).toBe(
+      false
+    )
     expect(isDatabaseOutage(pgError("ECONNREFUSED"))).toBe(false)
     expect(isDatabaseOutage(undefined)).toBe(false)
   })

@@ -28,7 +28,9 @@ const fileAt = (priceUsd: number) =>
 /** The books, read straight from the tables: every invariant the ledger promises. */
 const checkBooks = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const [split] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM receipts WHERE filer_micro + desk_micro <> price_micro`
+  const [split] = yield* sql<
+    { n: string }
+  >`SELECT count(*) AS n FROM receipts WHERE filer_micro + desk_micro <> price_micro`
   const [fee] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM receipts
     WHERE filer_micro <> floor(price_micro * 9 / 10)`
   const [purchases] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM handoffs h
@@ -96,7 +98,7 @@ for (const backend of backends) {
             const buyer = buyers[s.buyer]!
             return s.kind === "unlock"
               ? Effect.ignore(ledger.unlock(buyer, handoffs[s.handoff]!, buyer, Option.none()))
-              : Effect.ignore(identity.register({ id: buyer, spendCapUsd: MicroUsd.make(s.capUsd * 1_000_000) }))
+              : Effect.ignore(identity.register(buyer, { id: buyer, spendCapUsd: MicroUsd.make(s.capUsd * 1_000_000) }))
           }
           const run = (steps: ReadonlyArray<Step>) =>
             Effect.forEach(steps, apply, { concurrency: 3 }).pipe(Effect.zipRight(checkBooks), Effect.provide(context))

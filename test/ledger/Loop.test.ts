@@ -17,7 +17,8 @@ const send = (path: string, init?: Parameters<TestDesk["Type"]["request"]>[1]) =
 const fileOne = (filer: string, overrides: Record<string, unknown> = {}) =>
   Effect.map(send("/api/handoffs", { json: filing(filer, overrides), agent: filer }), (_) => _.json.id as string)
 
-const unlock = (id: string, buyer: string) => send(`/api/handoffs/${id}/unlock`, { json: { payer: buyer }, agent: buyer })
+const unlock = (id: string, buyer: string) =>
+  send(`/api/handoffs/${id}/unlock`, { json: { payer: buyer }, agent: buyer })
 
 const payoutKey = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
 const otherKey = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a")
@@ -30,7 +31,11 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const filer = newAgentId()
           const buyer = newAgentId()
-          const id = yield* fileOne(filer, { priceUsd: 0.25, title: "Zanzibar ledger reconciliation method" })
+          const id = yield* fileOne(filer, {
+            priceUsd: 0.25,
+            title: "Zanzibar ledger reconciliation method",
+            body: BODY
+          })
 
           const found = yield* send("/api/discover?q=zanzibar")
           expect(found.json.items.map((_: { id: string }) => _.id)).toContain(id)
@@ -52,7 +57,8 @@ for (const backend of backends) {
             deskFeeUsd: 0.025,
             mode: "desk",
             kind: "sale",
-            filerPayoutStatus: "owed",
+            // A desk receipt moves no USDC: the filer's share is recorded in the ledger, never paid on-chain.
+            filerPayoutStatus: "ledger",
             network: "base",
             txUrl: null,
             filerPayoutTxUrl: null
@@ -85,9 +91,13 @@ for (const backend of backends) {
           const earnings = yield* send("/api/earnings")
           expect(earnings.json).toMatchObject({ ok: true, filerSharePct: 90, deskFeePct: 10 })
           expect(earnings.json.deskLedgerOnlyUsd).toBeGreaterThanOrEqual(0.25)
+          expect(earnings.json.filerLedgerUsd).toBeGreaterThanOrEqual(0.225)
+          // Nothing on this ledger-only desk will ever be paid on-chain, so nothing is owed.
+          expect(earnings.json.filerOwedUsd).toBe(0)
           expect(JSON.stringify(earnings.json)).not.toContain(buyer)
           const books = yield* send("/api/books")
-          expect(books.json).toMatchObject({ ok: true, balanced: true })
+          expect(books.json).toMatchObject({ ok: true, balanced: true, filerOwedUsd: 0 })
+          expect(books.json.filerLedgerUsd).toBe(earnings.json.filerLedgerUsd)
           expect(JSON.stringify(books.json)).not.toContain(buyer)
 
           const filerView = yield* send(`/api/agents/${filer}`)
@@ -103,7 +113,8 @@ for (const backend of backends) {
           const mismatch = yield* send(`/api/handoffs/${id}/unlock`, { json: { payer: newAgentId() }, agent: buyer })
           expect(mismatch.status).toBe(422)
           expect(mismatch.json.issues[0].path).toBe("payer")
-          expect((yield* send("/api/handoffs/DESK-99999999/unlock", { json: { payer: buyer }, agent: buyer })).status).toBe(404)
+          expect((yield* send("/api/handoffs/DESK-99999999/unlock", { json: { payer: buyer }, agent: buyer })).status)
+            .toBe(404)
           expect((yield* send(`/api/handoffs/${id}/unlock`, { json: { payer: buyer } })).status).toBe(401)
           expect((yield* send(`/api/receipts?payer=${buyer}`)).json.total).toBe(0)
         }))
@@ -121,10 +132,10 @@ for (const backend of backends) {
           expect((yield* send(`/api/receipts?payer=${buyer}`)).json.total).toBe(1)
           expect((yield* send(`/api/handoffs/${second}`)).json.purchases).toBe(0)
 
-          const raised = yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 20 } })
+          const raised = yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 20 }, agent: buyer })
           expect(raised.json).toMatchObject({ ok: true, spendCapUsd: 20, spentUsd: 7 })
           expect((yield* unlock(second, buyer)).status).toBe(200)
-          const lowered = yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 5 } })
+          const lowered = yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 5 }, agent: buyer })
           expect(lowered.status).toBe(422)
         }))
 
@@ -142,12 +153,58 @@ for (const backend of backends) {
           expect((yield* send(`/api/handoffs/${id}`)).json).toMatchObject({ useful: 0, notUseful: 1 })
         }))
 
+      it.effect("only buyers vote: a filer's own unlock and the demo packet's are refused; only a buyer's useful vote clears the extreme-ratio flag", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          // Claimed worth 1000 times its price: flagged until a buyer finds it useful.
+          const id = yield* fileOne(filer, { priceUsd: 0.05, reconstructUsd: 50 })
+          const flags = () => Effect.map(send(`/api/handoffs/${id}`), (_) => _.json.qualityFlags as Array<string>)
+          expect(yield* flags()).toEqual(["unproven_extreme_ratio"])
+
+          const own = yield* unlock(id, filer)
+          expect(own.json.receipt).toMatchObject({
+            kind: "self",
+            filerPayoutUsd: 0,
+            deskFeeUsd: 0.05,
+            filerPayoutStatus: "zero"
+          })
+          const selfVote = yield* send(`/api/handoffs/${id}/feedback`, { json: { useful: true }, agent: filer })
+          expect(selfVote.status).toBe(403)
+          expect(selfVote.json.error).toBe("not_unlocked")
+          expect((yield* send(`/api/handoffs/${id}`)).json).toMatchObject({
+            useful: 0,
+            qualityFlags: ["unproven_extreme_ratio"]
+          })
+
+          const demoId = (yield* send("/api/sandbox")).json.handoffId as string
+          const tourist = newAgentId()
+          const demo = yield* unlock(demoId, tourist)
+          expect(demo.json.receipt).toMatchObject({ kind: "demo", filerPayoutUsd: 0, filerPayoutStatus: "zero" })
+          expect((yield* send(`/api/handoffs/${demoId}/feedback`, { json: { useful: true }, agent: tourist })).status)
+            .toBe(403)
+
+          const buyer = newAgentId()
+          yield* unlock(id, buyer)
+          const critic = yield* send(`/api/handoffs/${id}/feedback`, { json: { useful: false }, agent: buyer })
+          expect(critic.json).toMatchObject({ ok: true, useful: 0, notUseful: 1 })
+          expect(yield* flags()).toEqual(["unproven_extreme_ratio"])
+          expect((yield* send(`/api/handoffs/${id}/feedback`, { json: { useful: true }, agent: buyer })).json)
+            .toMatchObject({ useful: 1, notUseful: 0 })
+          expect(yield* flags()).toEqual([])
+        }))
+
       it.effect("payout address: first registration is free, a change needs the current address's signature", () =>
         Effect.gen(function*() {
           const filer = newAgentId()
-          const first = yield* send("/api/agents", { json: { id: filer, payoutAddress: payoutKey.address } })
+          const first = yield* send("/api/agents", {
+            json: { id: filer, payoutAddress: payoutKey.address },
+            agent: filer
+          })
           expect(first.json.payoutAddress).toBe(payoutKey.address)
-          const hijack = yield* send("/api/agents", { json: { id: filer, payoutAddress: otherKey.address } })
+          const hijack = yield* send("/api/agents", {
+            json: { id: filer, payoutAddress: otherKey.address },
+            agent: filer
+          })
           expect(hijack.status).toBe(403)
           expect(hijack.json.error).toBe("payout_change_requires_signature")
           const signedAt = new Date().toISOString()
@@ -155,19 +212,76 @@ for (const backend of backends) {
             otherKey.signMessage({ message: payoutChangeMessage(filer, otherKey.address, signedAt) })
           )
           const refused = yield* send("/api/agents", {
-            json: { id: filer, payoutAddress: otherKey.address, payoutSignature: forged, payoutSignedAt: signedAt }
+            json: { id: filer, payoutAddress: otherKey.address, payoutSignature: forged, payoutSignedAt: signedAt },
+            agent: filer
           })
           expect(refused.status).toBe(403)
           const signature = yield* Effect.promise(() =>
             payoutKey.signMessage({ message: payoutChangeMessage(filer, otherKey.address, signedAt) })
           )
           const changed = yield* send("/api/agents", {
-            json: { id: filer, payoutAddress: otherKey.address, payoutSignature: signature, payoutSignedAt: signedAt }
+            json: { id: filer, payoutAddress: otherKey.address, payoutSignature: signature, payoutSignedAt: signedAt },
+            agent: filer
           })
           expect(changed.status).toBe(200)
           expect(changed.json.payoutAddress).toBe(otherKey.address)
-          const bad = yield* send("/api/agents", { json: { id: filer, payoutAddress: "0xAbC" } })
+          const bad = yield* send("/api/agents", { json: { id: filer, payoutAddress: "0xAbC" }, agent: filer })
           expect(bad.status).toBe(422)
+        }))
+
+      it.effect("an agent changes only its own settings: X-AGENT-ID must be the id", () =>
+        Effect.gen(function*() {
+          const victim = newAgentId()
+          const attacker = newAgentId()
+          yield* fileOne(victim)
+          const attempts = [
+            { agent: undefined, status: 401, error: "agent_id_required" },
+            { agent: "did:desk:NOT-AN-ID", status: 400, error: "invalid_agent_id" },
+            { agent: attacker, status: 403, error: "agent_mismatch" }
+          ]
+          for (
+            const body of [{ id: victim, spendCapUsd: 5000 }, { id: victim, spendCapUsd: 0 }, {
+              id: victim,
+              payoutAddress: otherKey.address
+            }]
+          ) {
+            for (const { agent, error, status } of attempts) {
+              const refused = yield* send("/api/agents", agent === undefined ? { json: body } : { json: body, agent })
+              expect({ body, agent, status: refused.status, error: refused.json.error }).toEqual({
+                body,
+                agent,
+                status,
+                error
+              })
+            }
+          }
+          expect((yield* send(`/api/agents/${victim}`)).json).toMatchObject({ spendCapUsd: 10, payoutAddress: null })
+          // A first registration is a change too: nobody registers an id on another's behalf.
+          const unknown = newAgentId()
+          expect((yield* send("/api/agents", { json: { id: unknown, spendCapUsd: 1 }, agent: attacker })).status).toBe(
+            403
+          )
+          expect((yield* send(`/api/agents/${unknown}`)).status).toBe(404)
+          const own = yield* send("/api/agents", { json: { id: unknown, spendCapUsd: 1 }, agent: unknown })
+          expect(own.json).toMatchObject({ ok: true, id: unknown, spendCapUsd: 1 })
+        }))
+
+      it.effect("a payout address must be able to receive: not the zero address nor the token contract", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          // The desk-receipt rail on base names base's USDC as its asset.
+          const unusable = ["0x0000000000000000000000000000000000000000", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"]
+          for (const payoutAddress of unusable) {
+            const registered = yield* send("/api/agents", { json: { id: filer, payoutAddress }, agent: filer })
+            expect(registered.status).toBe(422)
+            expect(registered.json).toMatchObject({ error: "invalid_request", issues: [{ path: "payoutAddress" }] })
+            const filed = yield* send("/api/handoffs", { json: filing(filer, { payoutAddress }), agent: filer })
+            expect(filed.status).toBe(422)
+            expect(filed.json.error).toBe("invalid_handoff")
+            expect(filed.json.issues.map((_: { path: string }) => _.path)).toEqual(["payoutAddress"])
+          }
+          expect((yield* send(`/api/agents/${filer}`)).status).toBe(404)
+          expect((yield* send(`/api/receipts?filer=${filer}`)).json.total).toBe(0)
         }))
 
       it.effect("a filer names its payout address in its first filing", () =>
@@ -175,7 +289,10 @@ for (const backend of backends) {
           const filer = newAgentId()
           yield* fileOne(filer, { payoutAddress: payoutKey.address })
           expect((yield* send(`/api/agents/${filer}`)).json.payoutAddress).toBe(payoutKey.address)
-          const other = yield* send("/api/handoffs", { json: filing(filer, { payoutAddress: otherKey.address }), agent: filer })
+          const other = yield* send("/api/handoffs", {
+            json: filing(filer, { payoutAddress: otherKey.address }),
+            agent: filer
+          })
           expect(other.status).toBe(403)
         }))
     })

@@ -13,21 +13,24 @@ const connect = (headers: Record<string, string> = {}) =>
     Effect.acquireRelease(
       Effect.promise(async () => {
         const client = new Client({ name: "desk-test", version: "1.0.0" })
-        await client.connect(new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`), { requestInit: { headers } }))
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`), { requestInit: { headers } })
+        )
         return client
       }),
       (client) => Effect.promise(() => client.close())
     ))
 
-/** A tool result, with the text content checked to carry the same JSON as the structured content. */
+/** A tool result through the official client: one text content holding the JSON value, and no second copy of it. */
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
   Effect.promise(async () => {
     const result = await client.callTool({ name, arguments: args })
     const content = result.content as Array<{ type: string; text: string }>
     expect(content).toHaveLength(1)
-    expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent)
+    expect(content[0]!.type).toBe("text")
+    expect(result.structuredContent).toBeUndefined()
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return { isError: result.isError === true, value: result.structuredContent as any }
+    return { isError: result.isError === true, value: JSON.parse(content[0]!.text) as any }
   })
 
 const raw = (path: string, init: RequestInit) =>
@@ -66,7 +69,13 @@ for (const backend of backends) {
           const document = yield* get("/tools.json")
           expect(document.status).toBe(200)
           expect(document.json.mcp.url).toBe("http://desk.test/mcp")
-          expect(document.json.tools.map(({ description, inputSchema, name }: typeof listed[number]) => ({ name, description, inputSchema })))
+          expect(
+            document.json.tools.map(({ description, inputSchema, name }: typeof listed[number]) => ({
+              name,
+              description,
+              inputSchema
+            }))
+          )
             .toEqual(listed)
 
           const card = yield* get("/.well-known/mcp/server-card.json")
@@ -90,9 +99,17 @@ for (const backend of backends) {
           const asFiler = yield* connect({ "X-AGENT-ID": filer })
           const anonymous = yield* connect()
 
-          const filed = yield* call(asFiler, "file_handoff", filing(filer, { title: "Quokka cache stampede: the lock that held" }))
+          const filed = yield* call(
+            asFiler,
+            "file_handoff",
+            filing(filer, { title: "Quokka cache stampede: the lock that held", body: BODY })
+          )
           expect(filed.isError).toBe(false)
-          expect(filed.value).toMatchObject({ title: "Quokka cache stampede: the lock that held", filerDid: filer, origin: "filed" })
+          expect(filed.value).toMatchObject({
+            title: "Quokka cache stampede: the lock that held",
+            filerDid: filer,
+            origin: "filed"
+          })
           const id: string = filed.value.id
           expect(id).toMatch(/^DESK-\d+$/)
 
@@ -105,13 +122,23 @@ for (const backend of backends) {
           expect(preview.value.body).toBeUndefined()
 
           const sealed = yield* call(anonymous, "fetch_body", { id, agentId: buyer })
-          expect(sealed).toMatchObject({ isError: true, value: { ok: false, error: "payment_required", x402Version: 1 } })
+          expect(sealed).toMatchObject({
+            isError: true,
+            value: { ok: false, error: "payment_required", x402Version: 1 }
+          })
 
           const unlocked = yield* call(anonymous, "unlock_handoff", { id, agentId: buyer })
           expect(unlocked.value).toMatchObject({
             ok: true,
             alreadyUnlocked: false,
-            receipt: { handoffId: id, payer: buyer, priceUsd: 0.5, filerPayoutUsd: 0.45, deskFeeUsd: 0.05, mode: "desk" }
+            receipt: {
+              handoffId: id,
+              payer: buyer,
+              priceUsd: 0.5,
+              filerPayoutUsd: 0.45,
+              deskFeeUsd: 0.05,
+              mode: "desk"
+            }
           })
           const again = yield* call(anonymous, "unlock_handoff", { id, agentId: buyer })
           expect(again.value.alreadyUnlocked).toBe(true)
@@ -125,7 +152,9 @@ for (const backend of backends) {
             hash: createHash("sha256").update(BODY).digest("hex"),
             body: BODY
           })
-          const viaRest = yield* raw(`/api/handoffs/${id}/body`, { headers: { accept: "application/json", "x-agent-id": buyer } })
+          const viaRest = yield* raw(`/api/handoffs/${id}/body`, {
+            headers: { accept: "application/json", "x-agent-id": buyer }
+          })
           expect(viaRest.json.body).toBe(BODY)
 
           const receipts = yield* call(anonymous, "list_receipts", { payer: buyer })
@@ -133,8 +162,16 @@ for (const backend of backends) {
           expect(receipts.value.receipts[0]).toMatchObject({ handoffId: id, payer: buyer })
           expect((yield* call(anonymous, "preview_handoff", { id })).value.purchases).toBe(1)
 
-          expect((yield* call(anonymous, "desk_status")).value).toMatchObject({ ok: true, network: "base", asset: "USDC" })
-          expect((yield* call(anonymous, "free_example")).value).toMatchObject({ id: "EXAMPLE", free: true, priceUsd: 0 })
+          expect((yield* call(anonymous, "desk_status")).value).toMatchObject({
+            ok: true,
+            network: "base",
+            asset: "USDC"
+          })
+          expect((yield* call(anonymous, "free_example")).value).toMatchObject({
+            id: "EXAMPLE",
+            free: true,
+            priceUsd: 0
+          })
         }))
 
       it.scoped("failures are isError results carrying the REST error codes", () =>
@@ -153,30 +190,75 @@ for (const backend of backends) {
           expect((yield* call(client, "unlock_handoff", { id: "DESK-1", agentId: "did:desk:nope" })).value.error)
             .toBe("invalid_agent_id")
 
-          const invalid = yield* call(client, "file_handoff", { ...filing(filer, { body: "too short" }), agentId: filer, id: "DESK-1" })
+          const invalid = yield* call(client, "file_handoff", {
+            ...filing(filer, { body: "too short" }),
+            agentId: filer,
+            id: "DESK-1"
+          })
           expect(invalid.value).toMatchObject({ ok: false, error: "invalid_handoff" })
-          expect(invalid.value.issues.map((_: { path: string }) => _.path).sort()).toEqual(["body", "id"])
+          // The length and both missing sections, in one answer.
+          expect(invalid.value.issues.map((_: { path: string }) => _.path).sort()).toEqual([
+            "body",
+            "body",
+            "body",
+            "id"
+          ])
 
           const query = yield* call(client, "search_handoffs", { limit: 0, sort: "cheapest" })
           expect(query.value.error).toBe("invalid_query")
           expect(new Set(query.value.issues.map((_: { path: string }) => _.path))).toEqual(new Set(["limit", "sort"]))
 
-          const expensive = yield* call(client, "file_handoff", { ...filing(filer, { priceUsd: 11, reconstructUsd: 900 }), agentId: filer })
+          // One decoder per input: the REST route's rules, the result window and its date range included.
+          const future = yield* call(client, "search_handoffs", { since: "+020000-01-01T00:00:00Z" })
+          expect(future.value).toMatchObject({ ok: false, error: "invalid_query", issues: [{ path: "since" }] })
+          for (
+            const [tool, args] of [
+              ["search_handoffs", { page: 101, limit: 100 }],
+              ["search_handoffs", { sort: "price", page: 1e9, limit: 100 }],
+              ["list_receipts", { page: 501 }]
+            ] as const
+          ) {
+            const deep = yield* call(client, tool, args)
+            expect(deep.value, tool).toMatchObject({ ok: false, error: "invalid_query", issues: [{ path: "page" }] })
+            expect(deep.value.message).toContain("narrow the query")
+          }
+          expect((yield* call(client, "search_handoffs", { page: 100, limit: 100 })).value).toMatchObject({
+            ok: true,
+            items: []
+          })
+          expect((yield* call(client, "search_handoffs", { q: "x", sneaky: 1 })).value.issues).toEqual([
+            expect.objectContaining({ path: "sneaky" })
+          ])
+
+          const expensive = yield* call(client, "file_handoff", {
+            ...filing(filer, { priceUsd: 11, reconstructUsd: 900 }),
+            agentId: filer
+          })
           const overCap = yield* call(client, "unlock_handoff", { id: expensive.value.id, agentId: newAgentId() })
           expect(overCap.value).toMatchObject({ ok: false, error: "spend_cap_exceeded", spendCapUsd: 10, priceUsd: 11 })
 
-          const unknown = yield* Effect.promise(() => client.callTool({ name: "no_such_tool" }).then(() => null, (error) => error))
+          const unknown = yield* Effect.promise(() =>
+            client.callTool({ name: "no_such_tool" }).then(() => null, (error) => error)
+          )
           expect(unknown).toMatchObject({ code: -32602 })
         }))
 
       it.effect("the endpoint answers JSON for every protocol error and sits behind the desk's middleware", () =>
         Effect.gen(function*() {
-          const ping = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) })
+          const ping = yield* raw("/mcp", {
+            method: "POST",
+            headers: MCP_HEADERS,
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+          })
           expect(ping.status).toBe(200)
           expect(ping.json).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
           expect(ping.headers.get("content-type")).toContain("application/json")
           const remaining = (headers: Headers) => Number(/;r=(\d+);/.exec(headers.get("ratelimit") ?? "")?.[1])
-          const again = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) })
+          const again = yield* raw("/mcp", {
+            method: "POST",
+            headers: MCP_HEADERS,
+            body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
+          })
           expect(remaining(again.headers)).toBe(remaining(ping.headers) - 1)
           expect(ping.headers.get("x-request-id")).not.toBeNull()
 
@@ -191,9 +273,35 @@ for (const backend of backends) {
           expect(malformed.status).toBe(400)
           expect(malformed.json).toMatchObject({ ok: false, error: "invalid_json" })
 
-          const notJsonRpc = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ hello: 1 }) })
+          const notJsonRpc = yield* raw("/mcp", {
+            method: "POST",
+            headers: MCP_HEADERS,
+            body: JSON.stringify({ hello: 1 })
+          })
           expect(notJsonRpc.status).toBe(400)
           expect(notJsonRpc.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+
+          // A batch would do many requests' work for one unit of the rate limit: refused whole, nothing runs.
+          const filer = newAgentId()
+          const title = `Batched filing ${filer.slice(-8)}`
+          const fileCall = (id: number) => ({
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params: {
+              name: "file_handoff",
+              arguments: { ...filing(filer, { title: `${title} ${id}` }), agentId: filer }
+            }
+          })
+          for (
+            const batch of [[fileCall(1), fileCall(2)], [fileCall(3)], [{ jsonrpc: "2.0", id: 4, method: "ping" }], []]
+          ) {
+            const refused = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(batch) })
+            expect(refused.status).toBe(400)
+            expect(refused.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+            expect(refused.json.error.message).toContain("batches are not supported")
+          }
+          expect((yield* get(`/api/discover?q=${encodeURIComponent(`"${title}"`)}`)).json.total).toBe(0)
 
           const wrongAccept = yield* raw("/mcp", {
             method: "POST",

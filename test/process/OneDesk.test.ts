@@ -12,7 +12,8 @@ class Desks extends Context.Tag("test/OneDesk/Desks")<Desks, {
   readonly quick: DeskProcess
 }>() {}
 
-const onPglite = (env: Record<string, string>) => Effect.flatMap(tempDataDir, (dir) => startDesk({ env: { DESK_DATA_DIR: dir, ...env } }))
+const onPglite = (env: Record<string, string>) =>
+  Effect.flatMap(tempDataDir, (dir) => startDesk({ env: { DESK_DATA_DIR: dir, ...env } }))
 
 const DesksLive = Layer.scoped(
   Desks,
@@ -43,7 +44,9 @@ const exchange = (port: number, from: string, talk: (socket: Socket) => () => vo
       stopTalking()
       socket.destroy()
     })
-  }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the desk kept the connection open") }))
+  }).pipe(
+    Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the desk kept the connection open") })
+  )
 
 /** Writes `head` at once, then one piece of `drip` every 250 ms, for ever. */
 const trickle = (head: string, drip: string) => (socket: Socket) => {
@@ -51,6 +54,10 @@ const trickle = (head: string, drip: string) => (socket: Socket) => {
   const timer = setInterval(() => socket.writable && socket.write(drip), 250)
   return () => clearInterval(timer)
 }
+
+/** Every byte percent-encoded: a spelling the router and the query decoder accept for any text. */
+const encodeAll = (text: string) =>
+  [...Buffer.from(text, "utf8")].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join("")
 
 const jsonOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4))
 
@@ -63,7 +70,9 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         const { standard } = yield* Desks
         const from = loopbackAddress()
         const started = Date.now()
-        const passed = yield* Effect.forEach(range(180), () => send(`${standard.url}/api/status`, { from }), { concurrency: 6 })
+        const passed = yield* Effect.forEach(range(180), () => send(`${standard.url}/api/status`, { from }), {
+          concurrency: 6
+        })
         expect(passed.map((_) => _.status)).toEqual(range(180).map(() => 200))
         expect(new Set(passed.map((_) => _.headers["ratelimit-policy"]))).toEqual(new Set([`"default";q=180;w=60`]))
         // Each allowed request took one slot: the remaining counts are 179 down to 0, each once.
@@ -80,12 +89,14 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         expect(retryAfter).toBeGreaterThanOrEqual(Math.floor(60 - elapsed))
         expect(retryAfter).toBeLessThanOrEqual(60)
 
-        for (const spoof of [
-          { "x-forwarded-for": "203.0.113.9" },
-          { "x-forwarded-for": `${loopbackAddress()}, 198.51.100.7` },
-          { "x-real-ip": "198.51.100.4" },
-          { forwarded: "for=192.0.2.60" }
-        ]) {
+        for (
+          const spoof of [
+            { "x-forwarded-for": "203.0.113.9" },
+            { "x-forwarded-for": `${loopbackAddress()}, 198.51.100.7` },
+            { "x-real-ip": "198.51.100.4" },
+            { forwarded: "for=192.0.2.60" }
+          ]
+        ) {
           expect((yield* send(`${standard.url}/api/status`, { from, headers: spoof })).status).toBe(429)
         }
         expect((yield* postJson(`${standard.url}/api/handoffs`, {}, { from })).status).toBe(429)
@@ -141,13 +152,22 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
           headers: { "x-agent-id": buyer, "x-payment": payment }
         })
         expect(paidAgain.status).toBeLessThan(500)
-        const fetched = yield* send(`${standard.url}/api/handoffs/${filed.json.id}/body`, { headers: { "x-agent-id": buyer } })
+        const fetched = yield* send(`${standard.url}/api/handoffs/${filed.json.id}/body`, {
+          headers: { "x-agent-id": buyer }
+        })
         expect(fetched.json.body).toContain(secret)
         const receipts = yield* send(`${standard.url}/api/receipts?payer=${buyer}`)
         const agent = yield* send(`${standard.url}/api/agents/${filer}`)
         const missing = yield* send(`${standard.url}/api/handoffs/DESK-999999`)
+        // The same ids with every character percent-encoded are served as well, so they must be masked as well.
+        const encodedReceipts = yield* send(`${standard.url}/api/receipts?payer=${encodeAll(buyer)}`)
+        expect(encodedReceipts.json.total).toBe(1)
+        const encodedAgent = yield* send(`${standard.url}/api/agents/${encodeAll(filer)}`)
+        expect(encodedAgent.json.id).toBe(filer)
 
-        const sent = [filed, unlocked, paidAgain, fetched, receipts, agent, missing].map((_) => _.headers["x-request-id"])
+        const sent = [filed, unlocked, paidAgain, fetched, receipts, agent, missing, encodedReceipts, encodedAgent].map(
+          (_) => _.headers["x-request-id"]
+        )
         expect(sent.every((id) => typeof id === "string" && id.length > 0)).toBe(true)
         expect(new Set(sent).size).toBe(sent.length)
         // The access line is written once the response is on its way.
@@ -159,7 +179,10 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         expect(sent.filter((id) => !logged.has(id))).toEqual([])
 
         const output = standard.output()
-        for (const leak of [secret, payment, buyer, filer, body.slice(0, 60)]) expect(output).not.toContain(leak)
+        for (const leak of [secret, payment, buyer, filer, body.slice(0, 60), encodeAll(buyer), encodeAll(filer)]) {
+          expect(output).not.toContain(leak)
+        }
+        for (const hidden of [buyer, filer]) expect(output.toLowerCase()).not.toContain(hidden.slice(13, -4))
         expect(output).toContain(`/api/receipts?payer=did:desk:${buyer.slice(9, 13)}…${buyer.slice(-4)}`)
       }))
 
@@ -171,7 +194,11 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         const cuts = yield* Effect.all([
           exchange(standard.port, loopbackAddress(), trickle(head("Content-Length: 100000\r\n"), " ")),
           exchange(standard.port, loopbackAddress(), trickle(head("Transfer-Encoding: chunked\r\n"), "1\r\n \r\n")),
-          exchange(standard.port, loopbackAddress(), trickle("GET /api/status HTTP/1.1\r\nHost: desk\r\nX-Slow: ", "a")),
+          exchange(
+            standard.port,
+            loopbackAddress(),
+            trickle("GET /api/status HTTP/1.1\r\nHost: desk\r\nX-Slow: ", "a")
+          ),
           exchange(standard.port, loopbackAddress(), () => () => {})
         ], { concurrency: "unbounded" })
         for (const cut of cuts) {

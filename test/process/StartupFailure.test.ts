@@ -1,54 +1,115 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { type FailedStart, startExpectingExit } from "../support/Process.ts"
+import { DATABASE_URL } from "../support/Storage.ts"
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
-
-/** Starts the desk from the sources with only `env` (plus PATH and HOME); resolves with its exit code and stderr. */
-const startWith = (env: Record<string, string>) =>
-  new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const dataDir = mkdtempSync(join(tmpdir(), "handoff-desk-"))
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HOST: "127.0.0.1", DESK_DATA_DIR: dataDir, ...env },
-      stdio: ["ignore", "ignore", "pipe"]
-    })
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      rmSync(dataDir, { recursive: true, force: true })
-      resolve({ code, stderr })
-    })
-  })
-
-const expectOneLine = (result: { code: number | null; stderr: string }, reason: RegExp) => {
-  expect(result.code).toBe(1)
+const expectOneLine = (result: FailedStart, reason: RegExp) => {
+  expect(result.code, result.stderr).toBe(1)
   const lines = result.stderr.trim().split("\n")
   expect(lines).toHaveLength(1)
   expect(lines[0]).toMatch(/^handoff-desk: cannot start: \S/)
   expect(lines[0]).toMatch(reason)
 }
 
+/** Two cases at a time: each start spends seconds loading TypeScript, and the machine has two cores. */
+const expectAll = async (cases: ReadonlyArray<readonly [Record<string, string>, RegExp]>) => {
+  const results: Array<FailedStart> = []
+  for (let i = 0; i < cases.length; i += 2) {
+    results.push(...await Promise.all(cases.slice(i, i + 2).map(([env]) => startExpectingExit(env))))
+  }
+  results.forEach((result, i) => expectOneLine(result, cases[i]![1]))
+}
+
 describe("a desk that cannot start says why in one line and exits 1", () => {
   it("bad configuration", async () => {
-    expectOneLine(await startWith({ PORT: "abc" }), /PORT/)
-    expectOneLine(await startWith({ PORT: "0", DESK_PUBLIC_URL: "notaurl" }), /DESK_PUBLIC_URL/)
+    await expectAll([
+      [{ PORT: "abc" }, /PORT/],
+      [{ PORT: "0", DESK_PUBLIC_URL: "notaurl" }, /DESK_PUBLIC_URL/]
+    ])
   }, 120_000)
 
-  it("a port already in use", async () => {
+  it("a port already in use; a HOST that does not resolve or is not this machine's", async () => {
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
     try {
       const port = (taken.address() as { port: number }).port
-      expectOneLine(await startWith({ PORT: String(port) }), /EADDRINUSE/)
+      await expectAll([
+        [{ PORT: String(port) }, /PORT .*EADDRINUSE/],
+        [{ HOST: "999.1.1.1" }, /^handoff-desk: cannot start: HOST 999\.1\.1\.1 does not resolve/],
+        [{ HOST: "192.0.2.1" }, /HOST 192\.0\.2\.1 is not an address of this machine/]
+      ])
     } finally {
       await new Promise((resolve) => taken.close(resolve))
     }
+  }, 180_000)
+
+  it("chain settings that cannot work: checked with or without a chain", async () => {
+    await expectAll([
+      [{ DESK_PAYMENT_REQUIRED: "true" }, /DESK_PAYMENT_REQUIRED=true needs a chain.*DESK_CHAIN_RPC_URL/],
+      [{ DESK_NETWORK: "foo" }, /DESK_NETWORK.*got "foo"/],
+      [{ DESK_NETWORK: "foo", DESK_CHAIN_RPC_URL: "http://127.0.0.1:1" }, /DESK_NETWORK.*got "foo"/],
+      [{ DESK_WALLET_PRIVATE_KEY: "0x1234" }, /DESK_WALLET_PRIVATE_KEY must be 0x/],
+      [{ DESK_WALLET_PRIVATE_KEY: `0x${"0".repeat(64)}` }, /DESK_WALLET_PRIVATE_KEY must be 0x/],
+      [
+        { DESK_WALLET_PRIVATE_KEY: "not-a-key", DESK_CHAIN_RPC_URL: "http://127.0.0.1:1" },
+        /DESK_WALLET_PRIVATE_KEY must be 0x/
+      ]
+    ])
+  }, 300_000)
+
+  it("a DESK_DATA_DIR that is a file exits instead of hanging", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "handoff-desk-"))
+    try {
+      const file = join(dir, "not-a-directory")
+      writeFileSync(file, "x")
+      const result = await startExpectingExit({ DESK_DATA_DIR: file })
+      expectOneLine(result, /DESK_DATA_DIR .*not-a-directory.* is a file, not a directory/)
+      expect(result.ms).toBeLessThan(60_000)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, 120_000)
+
+  describe.skipIf(DATABASE_URL === undefined)("PostgreSQL", () => {
+    it("says which case it is: port refused, database missing, user refused, host unknown, malformed URL", async () => {
+      const base = new URL(DATABASE_URL!)
+      const withUrl = (change: (url: URL) => void) => {
+        const url = new URL(base)
+        change(url)
+        return { DATABASE_URL: url.toString() }
+      }
+      const password = `pg-canary-${Date.now()}`
+      await expectAll([
+        [
+          withUrl((url) => (url.port = "1")),
+          /DATABASE_URL: nothing accepts connections at .*:1 \(connection refused\)/
+        ],
+        [
+          withUrl((url) => (url.pathname = "/no_such_desk_db")),
+          /database "no_such_desk_db" does not exist.*CREATE DATABASE no_such_desk_db;/
+        ],
+        [
+          withUrl((url) => {
+            url.username = "no_such_desk_user"
+            url.password = password
+          }),
+          /DATABASE_URL: PostgreSQL at .* refused user "no_such_desk_user" \(authentication failed/
+        ],
+        [
+          withUrl((url) => (url.hostname = "no-such-host.invalid")),
+          /DATABASE_URL: the host no-such-host\.invalid does not resolve/
+        ],
+        [{ DATABASE_URL: "localhost:5432/desk" }, /DATABASE_URL is not a PostgreSQL URL/]
+      ])
+      // The password never reaches the line.
+      const refused = await startExpectingExit(withUrl((url) => {
+        url.username = "no_such_desk_user"
+        url.password = password
+      }))
+      expect(refused.stderr).not.toContain(password)
+    }, 300_000)
+  })
 })

@@ -1,5 +1,5 @@
-import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Postgres from "../../adapters/storage/Postgres.ts"
@@ -22,7 +22,8 @@ const TwoLive = Layer.unwrapScoped(
     const password = `pg-canary-${randomBytes(8).toString("hex")}`
     const withPassword = new URL(databaseUrl)
     withPassword.password = password
-    const env = { DATABASE_URL: withPassword.toString(), REDIS_URL }
+    // 20 unlocks at once from one address are the point of a test here, not the per-client cap.
+    const env = { DATABASE_URL: withPassword.toString(), REDIS_URL, DESK_CLIENT_CONCURRENCY: "20" }
     // Started together, as replicas are: both run the migrations against the same empty database.
     const desks = yield* Effect.all([startDesk({ env }), startDesk({ env })], { concurrency: 2 })
     return Layer.merge(Layer.succeed(Two, { desks, password }), Postgres.layer(Redacted.make(databaseUrl)))
@@ -41,11 +42,16 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
         const { desks } = yield* Two
         const from = loopbackAddress()
         const started = Date.now()
-        const passed = yield* Effect.forEach(range(180), (i) => send(`${desks[i % 2]!.url}/api/status`, { from }), { concurrency: 6 })
+        const passed = yield* Effect.forEach(range(180), (i) => send(`${desks[i % 2]!.url}/api/status`, { from }), {
+          concurrency: 6
+        })
         expect(passed.map((_) => _.status)).toEqual(range(180).map(() => 200))
         expect(passed.map((_) => remainingOf(_.headers.ratelimit)).sort((a, b) => a - b)).toEqual(range(180))
         for (const desk of desks) {
-          const refused = yield* send(`${desk.url}/api/status`, { from, headers: { "x-forwarded-for": loopbackAddress() } })
+          const refused = yield* send(`${desk.url}/api/status`, {
+            from,
+            headers: { "x-forwarded-for": loopbackAddress() }
+          })
           expect(refused.status).toBe(429)
           expect(refused.json).toMatchObject({ ok: false, error: "rate_limited" })
           const retryAfter = Number(refused.headers["retry-after"])
@@ -59,11 +65,16 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
         const { desks } = yield* Two
         const filer = newAgentId()
         const buyer = newAgentId()
-        const filed = yield* postJson(`${desks[0].url}/api/handoffs`, filing(filer, { priceUsd: 0.25 }), { headers: { "x-agent-id": filer } })
+        const filed = yield* postJson(`${desks[0].url}/api/handoffs`, filing(filer, { priceUsd: 0.25 }), {
+          headers: { "x-agent-id": filer }
+        })
         expect(filed.status).toBe(201)
         const unlocks = yield* Effect.forEach(
           range(20),
-          (i) => postJson(`${desks[i % 2]!.url}/api/handoffs/${filed.json.id}/unlock`, { payer: buyer }, { headers: { "x-agent-id": buyer } }),
+          (i) =>
+            postJson(`${desks[i % 2]!.url}/api/handoffs/${filed.json.id}/unlock`, { payer: buyer }, {
+              headers: { "x-agent-id": buyer }
+            }),
           { concurrency: "unbounded" }
         )
         expect(unlocks.map((_) => _.status)).toEqual(range(20).map(() => 200))
@@ -87,9 +98,13 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
           range(20),
           (i) => {
             const filer = newAgentId()
-            return postJson(`${desks[i % 2]!.url}/api/handoffs`, filing(filer, { title: `replica ${run} filing ${i}` }), {
-              headers: { "x-agent-id": filer }
-            })
+            return postJson(
+              `${desks[i % 2]!.url}/api/handoffs`,
+              filing(filer, { title: `replica ${run} filing ${i}` }),
+              {
+                headers: { "x-agent-id": filer }
+              }
+            )
           },
           { concurrency: "unbounded" }
         )

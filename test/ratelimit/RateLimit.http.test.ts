@@ -1,14 +1,26 @@
-import { createServer } from "node:http"
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Layer } from "effect"
-import { clientIp, normalizeIp, TrustedProxies } from "../../src/Http/ClientIp.ts"
+import { ConfigProvider, Deferred, Duration, Effect, Either, Fiber, Layer } from "effect"
+import { createServer } from "node:http"
+import * as MemoryRateStore from "../../adapters/ratelimit/Memory.ts"
+import { isRateLimited } from "../../src/Desk/RequestRules.ts"
+import { ClientConcurrency } from "../../src/Http/ClientConcurrency.ts"
+import { clientIp, normalizeIp, rateKeyOf, TrustedProxies } from "../../src/Http/ClientIp.ts"
 import { makeEdge } from "../../src/Http/Edge.ts"
-import { isRateLimited } from "../../src/Http/RateLimit.ts"
-import { RateLimiter } from "../../src/RateLimiter.ts"
+
+/** Requests to /api/slow count themselves in, then wait here until a test opens the gate. */
+const gate = Effect.runSync(Deferred.make<void>())
+let slowArrived = 0
 
 const app = HttpRouter.empty.pipe(
+  HttpRouter.get(
+    "/api/slow",
+    Effect.zipRight(
+      Effect.zipRight(Effect.sync(() => slowArrived++), Deferred.await(gate)),
+      HttpServerResponse.json({ ok: true })
+    )
+  ),
   HttpRouter.get("/api/health", HttpServerResponse.json({ ok: true })),
   HttpRouter.get("/api/things", HttpServerResponse.json({ ok: true, things: [] })),
   HttpRouter.get("/api/broken", Effect.die("boom")),
@@ -19,8 +31,9 @@ const app = HttpRouter.empty.pipe(
 /** 3 per 2 seconds: a window short enough that waiting out a real Retry-After keeps the test quick. */
 const Desk = (trustedProxies: ReadonlyArray<string>) =>
   Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpServer.serve(app, edge))).pipe(
-    Layer.provide(RateLimiter.layerMemory({ limit: 3, windowSeconds: 2 })),
+    Layer.provide(MemoryRateStore.layer({ limit: 3, windowSeconds: 2 })),
     Layer.provide(TrustedProxies.layer(trustedProxies)),
+    Layer.provide(ClientConcurrency.layer(2)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
   )
 
@@ -97,6 +110,43 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
       expect((yield* send("/api/things", { forwardedFor: "192.0.2.4" })).status).toBe(200)
     }))
 
+  it.effect("a client with 2 requests in progress gets 429 for a third, without spending its budget", () =>
+    Effect.gen(function*() {
+      const held = yield* Effect.fork(Effect.all([
+        send("/api/slow", { forwardedFor: "192.0.2.8" }),
+        send("/api/slow", { forwardedFor: "192.0.2.8" })
+      ], { concurrency: "unbounded" }))
+      while (slowArrived < 2) yield* Effect.sleep("10 millis")
+      const busy = yield* send("/api/things", { forwardedFor: "192.0.2.8" })
+      expect(busy.status).toBe(429)
+      expect(busy.headers.get("retry-after")).toBe("1")
+      expect(busy.body).toMatchObject({
+        ok: false,
+        error: "rate_limited",
+        message: expect.stringContaining("2 requests in progress")
+      })
+      // Another client, even one of the same IPv4 /24, is not held up.
+      expect((yield* send("/api/things", { forwardedFor: "192.0.2.9" })).status).toBe(200)
+      yield* Deferred.succeed(gate, undefined)
+      expect((yield* Fiber.join(held)).map((_) => _.status)).toEqual([200, 200])
+      const after = yield* send("/api/things", { forwardedFor: "192.0.2.8" })
+      expect(after.status).toBe(200)
+      expect(after.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
+    }))
+
+  it.effect("IPv6 clients share one budget per /64; IPv4 clients have one each", () =>
+    Effect.gen(function*() {
+      yield* exhaust("2001:db8:1:2::1")
+      for (
+        const sameNetwork of ["2001:db8:1:2::2", "2001:db8:1:2:ffff:ffff:ffff:fffe", "2001:0DB8:0001:0002:0:0:0:9"]
+      ) {
+        expect((yield* send("/api/things", { forwardedFor: sameNetwork })).status).toBe(429)
+      }
+      expect((yield* send("/api/things", { forwardedFor: "2001:db8:1:3::1" })).status).toBe(200)
+      yield* exhaust("192.0.2.6")
+      expect((yield* send("/api/things", { forwardedFor: "192.0.2.7" })).status).toBe(200)
+    }))
+
   it.effect("entries the client wrote left of the proxy's own are ignored", () =>
     Effect.gen(function*() {
       yield* exhaust("192.0.2.5")
@@ -138,6 +188,17 @@ describe("clientIp", () => {
       )
     expect(read("10.0.0.1, ::ffff:10.0.0.2")).toMatchObject({ value: Either.right(new Set(["10.0.0.1", "10.0.0.2"])) })
     expect(read("10.0.0.1, proxy.internal")).toMatchObject({ value: { _tag: "Left" } })
+  })
+})
+
+describe("rateKeyOf", () => {
+  it("keys IPv6 by its /64 and IPv4 by its address", () => {
+    expect(rateKeyOf("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64")
+    expect(rateKeyOf("2001:db8::1")).toBe("2001:db8:0:0::/64")
+    expect(rateKeyOf("::1")).toBe("0:0:0:0::/64")
+    expect(rateKeyOf("fe80:1:2:3::")).toBe("fe80:1:2:3::/64")
+    expect(rateKeyOf("203.0.113.9")).toBe("203.0.113.9")
+    expect(rateKeyOf("unknown")).toBe("unknown")
   })
 })
 

@@ -3,7 +3,7 @@ import { Cause, ConfigProvider, Duration, Effect, Logger, Redacted, type Scope, 
 import { Redis } from "ioredis"
 import * as MemoryStore from "../../adapters/ratelimit/Memory.ts"
 import * as RedisStore from "../../adapters/ratelimit/Redis.ts"
-import { RateLimiter, type RateStore, type RatePolicy } from "../../src/RateLimiter.ts"
+import { policyConfig, RateLimiter, type RatePolicy, type RateStore } from "../../src/RateLimiter.ts"
 import { REDIS_URL, redisUp } from "../support/Redis.ts"
 
 const policy: RatePolicy = { limit: 5, windowSeconds: 2 }
@@ -179,12 +179,9 @@ describe.concurrent("RateLimiter (Redis)", () => {
     }))
 })
 
-describe("RateLimiter.layerConfig", () => {
+describe("policyConfig", () => {
   const policyFrom = (env: Record<string, string>) =>
-    Effect.map(RateLimiter, (limiter) => limiter.policy).pipe(
-      Effect.provide(RateLimiter.layerConfig),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
-    )
+    policyConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
 
   it.effect("defaults to 180 per 60 seconds in memory", () =>
     Effect.gen(function*() {

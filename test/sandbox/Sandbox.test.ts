@@ -40,6 +40,7 @@ for (const backend of backends) {
           ])
           expect(sandbox.steps.every((_: Step) => _.pay === false)).toBe(true)
 
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
           const answers: Array<{ status: number; json: any }> = []
           for (const step of sandbox.steps as ReadonlyArray<Step>) {
             const response = yield* Effect.promise(() => follow(desk.url, step))
@@ -50,10 +51,17 @@ for (const backend of backends) {
           expect(status.required).toBe(true)
           expect(example.free).toBe(true)
           expect(discover.items.map((_: { id: string }) => _.id)).toContain(sandbox.handoffId)
-          expect(unlock.receipt).toMatchObject({ handoffId: sandbox.handoffId, payer: sandbox.agentId, kind: "demo", mode: "desk" })
+          expect(unlock.receipt).toMatchObject({
+            handoffId: sandbox.handoffId,
+            payer: sandbox.agentId,
+            kind: "demo",
+            mode: "desk"
+          })
           expect(body.body).toContain("## Failed approaches")
 
-          const receipts = yield* Effect.promise(() => desk.request(`/api/receipts?payer=${sandbox.agentId}`).then(readJson))
+          const receipts = yield* Effect.promise(() =>
+            desk.request(`/api/receipts?payer=${sandbox.agentId}`).then(readJson)
+          )
           expect(receipts.receipts.map((_: { kind: string; handoffId: string }) => [_.kind, _.handoffId])).toEqual([
             ["demo", sandbox.handoffId]
           ])
@@ -68,7 +76,9 @@ for (const backend of backends) {
           expect(first.agentId).toMatch(/^did:desk:[0-9a-f]{32}$/)
           expect(first.agentId).not.toBe(second.agentId)
           const filer = newAgentId()
-          const filed = yield* Effect.promise(() => desk.request("/api/handoffs", { json: filing(filer), agent: filer }).then(readJson))
+          const filed = yield* Effect.promise(() =>
+            desk.request("/api/handoffs", { json: filing(filer), agent: filer }).then(readJson)
+          )
           const buyer = newAgentId()
           const refused = yield* Effect.promise(() =>
             desk.request(`/api/handoffs/${filed.id}/unlock`, { json: { payer: buyer }, agent: buyer })

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { makeFairLock } from "../../adapters/storage/FairLock.ts"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
@@ -26,7 +26,8 @@ describe("FairLock", () => {
     Effect.gen(function*() {
       const lock = makeFairLock()
       const order: Array<string> = []
-      const use = (name: string) => Effect.zipRight(lock.take, Effect.zipRight(Effect.sync(() => order.push(name)), lock.release))
+      const use = (name: string) =>
+        Effect.zipRight(lock.take, Effect.zipRight(Effect.sync(() => order.push(name)), lock.release))
       yield* lock.take
       const waiter = yield* Effect.fork(use("waiter"))
       yield* Effect.yieldNow()

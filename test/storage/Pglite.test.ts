@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import { SqlClient, SqlError } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -32,7 +32,9 @@ const killAfterCommits = (dataDir: string, commits: number) =>
     })
     child.on("close", (code, signal) =>
       resume(signal === "SIGKILL" ? Effect.succeed(reported) : Effect.fail(new Error(`fixture exited ${code}`))))
-    return Effect.sync(() => child.kill("SIGKILL"))
+    return Effect.sync(() =>
+      child.kill("SIGKILL")
+    )
   })
 
 it.layer(Pglite.layer({}), { timeout: "30 seconds" })("Pglite in memory", (it) => {

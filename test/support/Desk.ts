@@ -3,17 +3,19 @@ import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
+import * as MemoryRateStore from "../../adapters/ratelimit/Memory.ts"
 import * as DeskReceipt from "../../adapters/settlement/DeskReceipt.ts"
 import { DeskConfig, type DeskSettings } from "../../src/Config.ts"
 import { DeskLive } from "../../src/Desk.ts"
+import { ClientConcurrency } from "../../src/Http/ClientConcurrency.ts"
+import { TrustedProxies } from "../../src/Http/ClientIp.ts"
+import type { RatePolicy } from "../../src/RateLimiter.ts"
 import type { Settlement } from "../../src/Settlement.ts"
 import { migrated } from "../../src/Sql.ts"
-import { TrustedProxies } from "../../src/Http/ClientIp.ts"
-import { RateLimiter, type RatePolicy } from "../../src/RateLimiter.ts"
 
 export const PUBLIC_URL = "http://desk.test"
 
-/** Suites send many requests from one address; the rate-limit tests set the real policy themselves. */
+/** Suites send many requests from one address; the rate-limit tests set the real policy (and cap) themselves. */
 const ROOMY: RatePolicy = { limit: 1_000_000, windowSeconds: 60 }
 
 export class TestDesk extends Context.Tag("TestDesk")<TestDesk, {
@@ -49,12 +51,20 @@ const testDesk = Layer.effect(
 export const deskOn = <E>(
   storage: Layer.Layer<SqlClient.SqlClient, E>,
   settlement: Layer.Layer<Settlement, unknown> = DeskReceipt.layer,
-  options: { readonly ratePolicy?: RatePolicy; readonly config?: Partial<DeskSettings> } = {}
+  options: {
+    readonly ratePolicy?: RatePolicy
+    readonly clientConcurrency?: number
+    readonly config?: Partial<DeskSettings>
+  } = {}
 ) => {
   const sql = migrated(storage)
   return Layer.mergeAll(testDesk, DeskLive).pipe(
     Layer.provideMerge(settlement),
-    Layer.provide([RateLimiter.layerMemory(options.ratePolicy ?? ROOMY), TrustedProxies.layer([])]),
+    Layer.provide([
+      MemoryRateStore.layer(options.ratePolicy ?? ROOMY),
+      TrustedProxies.layer([]),
+      ClientConcurrency.layer(options.clientConcurrency ?? ROOMY.limit)
+    ]),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(sql),
     Layer.provide(DeskConfig.layerWith({ publicUrl: PUBLIC_URL, databaseUrl: Option.none(), ...options.config }))

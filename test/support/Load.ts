@@ -66,7 +66,9 @@ export const startLoad = (options: LoadOptions): Effect.Effect<Load, never, Scop
           headers: { "x-agent-id": filer }
         })
         : op === "unlock"
-        ? postJson(`${options.url}/api/handoffs/${handoff}/unlock`, { payer: buyer }, { headers: { "x-agent-id": buyer } })
+        ? postJson(`${options.url}/api/handoffs/${handoff}/unlock`, { payer: buyer }, {
+          headers: { "x-agent-id": buyer }
+        })
         : send(`${options.url}/api/handoffs/${handoff}`)
       const at = Date.now()
       return request.pipe(
@@ -126,9 +128,15 @@ export const lostAcks = (url: string, acks: Acks) =>
     const buyers = [...new Set(acks.unlocks.map((_) => _.buyer))]
     for (const buyer of buyers) {
       const reply = yield* send(`${url}/api/receipts?payer=${buyer}&limit=100`, { fresh: true })
-      const held = new Set<string>((reply.json?.receipts ?? []).map((r: { receiptId: string; handoffId: string }) => `${r.receiptId} ${r.handoffId}`))
+      const held = new Set<string>(
+        (reply.json?.receipts ?? []).map((r: { receiptId: string; handoffId: string }) =>
+          `${r.receiptId} ${r.handoffId}`
+        )
+      )
       for (const unlock of acks.unlocks.filter((_) => _.buyer === buyer)) {
-        if (!held.has(`${unlock.receiptId} ${unlock.handoff}`)) lost.push(`receipt ${unlock.receiptId} of ${buyer} for ${unlock.handoff}`)
+        if (!held.has(`${unlock.receiptId} ${unlock.handoff}`)) {
+          lost.push(`receipt ${unlock.receiptId} of ${buyer} for ${unlock.handoff}`)
+        }
       }
     }
     return lost

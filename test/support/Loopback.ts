@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { Agent, type IncomingHttpHeaders, request } from "node:http"
 import { randomInt } from "node:crypto"
+import { Agent, type IncomingHttpHeaders, request } from "node:http"
 import { connect, createServer } from "node:net"
 
 /**
@@ -68,7 +68,9 @@ export const send = (url: string, init: SendInit = {}): Effect.Effect<Reply, Err
       port: Number(port),
       path,
       method: init.method ?? (body === undefined ? "GET" : "POST"),
-      ...(init.fresh ? { agent: false, localAddress: init.from ?? "127.0.0.1" } : { agent: agentFor(init.from ?? "127.0.0.1") }),
+      ...(init.fresh
+        ? { agent: false, localAddress: init.from ?? "127.0.0.1" }
+        : { agent: agentFor(init.from ?? "127.0.0.1") }),
       headers: {
         accept: "application/json",
         ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(body.length) }),

@@ -1,5 +1,5 @@
-import { Data, Deferred, Duration, Effect, Schedule } from "effect"
-import type { Scope } from "effect"
+import { Data, Deferred, Effect, Schedule } from "effect"
+import type { Duration, Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
@@ -80,7 +80,9 @@ const healthy = (url: string) =>
  * A desk process (`node --import tsx src/main.ts`, or as `npm start` runs it) on a loopback port; ready once
  * GET /api/health answers 200. Killed with SIGKILL when the scope closes, if still running.
  */
-export const startDesk = (options: DeskProcessOptions = {}): Effect.Effect<DeskProcess, DeskProcessError, Scope.Scope> =>
+export const startDesk = (
+  options: DeskProcessOptions = {}
+): Effect.Effect<DeskProcess, DeskProcessError, Scope.Scope> =>
   Effect.gen(function*() {
     const port = options.port ?? (yield* freePort)
     const env: Record<string, string> = {
@@ -152,3 +154,42 @@ export const startDesk = (options: DeskProcessOptions = {}): Effect.Effect<DeskP
         })
     } satisfies DeskProcess
   })
+
+export interface FailedStart {
+  readonly code: number | null
+  readonly stderr: string
+  readonly ms: number
+}
+
+/**
+ * Starts the desk from the sources with only `env` (plus PATH, HOME and HOST; DESK_DATA_DIR a fresh directory
+ * unless given) and waits for it to exit: for starts that must fail. Killed after 60 seconds (code null).
+ */
+export const startExpectingExit = async (env: Record<string, string>) => {
+  // A port of its own: desks started side by side (the layer that listens is built before the store) never collide.
+  const port = await Effect.runPromise(freePort)
+  return new Promise<FailedStart>((resolve) => {
+    const dataDir = mkdtempSync(join(tmpdir(), "handoff-desk-"))
+    const started = Date.now()
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        DESK_DATA_DIR: dataDir,
+        ...env
+      },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      rmSync(dataDir, { recursive: true, force: true })
+      resolve({ code, stderr, ms: Date.now() - started })
+    })
+  })
+}

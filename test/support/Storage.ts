@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import * as Reactivity from "@effect/experimental/Reactivity"
+import type { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
 import * as Postgres from "../../adapters/storage/Postgres.ts"

@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
+import { expectAuditPasses } from "./support/Audit.ts"
 import {
   decodeHeader,
   fileHandoff,
@@ -23,9 +24,13 @@ const nothingRecorded = (buyers: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     for (const buyer of buyers) expect(yield* receiptsOf(buyer)).toEqual([])
-    const [claims] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM settlements WHERE payer IN ${sql.in(buyers)}`
+    const [claims] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM settlements WHERE payer IN ${
+      sql.in(buyers)
+    }`
     expect(claims!.n).toBe(0)
-    const [spent] = yield* sql<{ n: number }>`SELECT coalesce(sum(spent_micro), 0)::int AS n FROM agents WHERE id IN ${sql.in(buyers)}`
+    const [spent] = yield* sql<{ n: number }>`SELECT coalesce(sum(spent_micro), 0)::int AS n FROM agents WHERE id IN ${
+      sql.in(buyers)
+    }`
     expect(spent!.n).toBe(0)
   })
 
@@ -48,24 +53,91 @@ for (const backend of backends) {
           const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
           const { id: pricier } = yield* fileHandoff(0.6, chain.accounts.filer.address)
           const balances = () =>
-            Effect.promise(() => Promise.all([balanceOf(chain.accounts.buyer.address), balanceOf(chain.accounts.desk.address)]))
+            Effect.promise(() =>
+              Promise.all([balanceOf(chain.accounts.buyer.address), balanceOf(chain.accounts.desk.address)])
+            )
           const before = yield* balances()
           const other = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
           const cases: ReadonlyArray<readonly [string, Effect.Effect<string>, string, string]> = [
             ["wrong amount", Effect.promise(() => forge.v1(PRICE - 1n)), id, "invalid_amount"],
-            ["wrong amount (v2)", Effect.promise(() => forge.v2(PRICE - 1n, { accepted: { amount: "299999" } })), id, "invalid_amount"],
-            ["wrong payTo", Effect.promise(() => forge.v1(PRICE, { authorization: { to: other } })), id, "invalid_pay_to"],
-            ["wrong payTo (v2)", Effect.promise(() => forge.v2(PRICE, { accepted: { payTo: other } })), id, "invalid_pay_to"],
-            ["wrong asset (v2)", Effect.promise(() => forge.v2(PRICE, { accepted: { asset: other } })), id, "invalid_asset"],
-            ["signed for another asset", Effect.promise(() => forge.v1(PRICE, { domain: { verifyingContract: other } })), id, "invalid_exact_evm_signature"],
-            ["another network (v1 name)", Effect.promise(() => forge.v1(PRICE, { network: "base" })), id, "invalid_network"],
-            ["another network (CAIP-2)", Effect.promise(() => forge.v2(PRICE, { accepted: { network: "eip155:8453" } })), id, "invalid_network"],
-            ["signed for another chain id", Effect.promise(() => forge.v1(PRICE, { domain: { chainId: 8453 } })), id, "invalid_exact_evm_signature"],
-            ["expired", Effect.promise(() => forge.v1(PRICE, { authorization: { validBefore: BigInt(nowSeconds() - 1) } })), id, "authorization_expired"],
-            ["not yet valid", Effect.promise(() => forge.v1(PRICE, { authorization: { validAfter: BigInt(nowSeconds() + 3600) } })), id, "authorization_not_yet_valid"],
-            ["signed by another key", Effect.promise(() => forge.v1(PRICE, { signer: chain.accounts.other.privateKey })), id, "invalid_exact_evm_signature"],
-            ["tampered value", Effect.promise(() => forge.v1(PRICE, { tamper: { value: "600000" } })), pricier, "invalid_exact_evm_signature"],
-            ["wrong EIP-712 name", Effect.promise(() => forge.v1(PRICE, { domain: { name: "USD Coin" } })), id, "invalid_exact_evm_signature"],
+            [
+              "wrong amount (v2)",
+              Effect.promise(() => forge.v2(PRICE - 1n, { accepted: { amount: "299999" } })),
+              id,
+              "invalid_amount"
+            ],
+            [
+              "wrong payTo",
+              Effect.promise(() => forge.v1(PRICE, { authorization: { to: other } })),
+              id,
+              "invalid_pay_to"
+            ],
+            [
+              "wrong payTo (v2)",
+              Effect.promise(() => forge.v2(PRICE, { accepted: { payTo: other } })),
+              id,
+              "invalid_pay_to"
+            ],
+            [
+              "wrong asset (v2)",
+              Effect.promise(() => forge.v2(PRICE, { accepted: { asset: other } })),
+              id,
+              "invalid_asset"
+            ],
+            [
+              "signed for another asset",
+              Effect.promise(() => forge.v1(PRICE, { domain: { verifyingContract: other } })),
+              id,
+              "invalid_exact_evm_signature"
+            ],
+            [
+              "another network (v1 name)",
+              Effect.promise(() => forge.v1(PRICE, { network: "base" })),
+              id,
+              "invalid_network"
+            ],
+            [
+              "another network (CAIP-2)",
+              Effect.promise(() => forge.v2(PRICE, { accepted: { network: "eip155:8453" } })),
+              id,
+              "invalid_network"
+            ],
+            [
+              "signed for another chain id",
+              Effect.promise(() => forge.v1(PRICE, { domain: { chainId: 8453 } })),
+              id,
+              "invalid_exact_evm_signature"
+            ],
+            [
+              "expired",
+              Effect.promise(() => forge.v1(PRICE, { authorization: { validBefore: BigInt(nowSeconds() - 1) } })),
+              id,
+              "authorization_expired"
+            ],
+            [
+              "not yet valid",
+              Effect.promise(() => forge.v1(PRICE, { authorization: { validAfter: BigInt(nowSeconds() + 3600) } })),
+              id,
+              "authorization_not_yet_valid"
+            ],
+            [
+              "signed by another key",
+              Effect.promise(() => forge.v1(PRICE, { signer: chain.accounts.other.privateKey })),
+              id,
+              "invalid_exact_evm_signature"
+            ],
+            [
+              "tampered value",
+              Effect.promise(() => forge.v1(PRICE, { tamper: { value: "600000" } })),
+              pricier,
+              "invalid_exact_evm_signature"
+            ],
+            [
+              "wrong EIP-712 name",
+              Effect.promise(() => forge.v1(PRICE, { domain: { name: "USD Coin" } })),
+              id,
+              "invalid_exact_evm_signature"
+            ],
             ["not a payment", Effect.succeed("bm90IGEgcGF5bWVudA=="), id, "invalid_payment_header"]
           ]
           const buyers: Array<string> = []
@@ -77,6 +149,7 @@ for (const backend of backends) {
           }
           yield* nothingRecorded(buyers)
           expect(yield* balances()).toEqual(before)
+          yield* expectAuditPasses
         }))
 
       it.effect("one payment buys one unlock: reused by another identity or for another handoff it is refused", () =>
@@ -96,6 +169,7 @@ for (const backend of backends) {
           yield* nothingRecorded([thief])
           expect((yield* receiptsOf(buyer)).map((_) => _.handoffId)).toEqual([id])
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
+          yield* expectAuditPasses
         }))
 
       it.effect("an identity that holds the unlock is never charged again; its new authorization stays unused", () =>
@@ -104,12 +178,14 @@ for (const backend of backends) {
           const forge = forger(chain)
           const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
           const buyer = newAgentId()
-          expect((yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })).status).toBe(200)
+          expect((yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })).status)
+            .toBe(200)
           const spent = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
           const second = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
           expect(second.json).toMatchObject({ ok: true, alreadyUnlocked: true })
           expect(second.headers.get("x-payment-response")).toBeNull()
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
+          yield* expectAuditPasses
         }))
 
       it.effect("the spend cap is enforced before any money moves", () =>
@@ -118,13 +194,14 @@ for (const backend of backends) {
           const forge = forger(chain)
           const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
           const buyer = newAgentId()
-          yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 0.2 } })
+          yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 0.2 }, agent: buyer })
           const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
           const refused = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
           expect(refused.status).toBe(403)
           expect(refused.json).toMatchObject({ error: "spend_cap_exceeded", spendCapUsd: 0.2 })
           yield* nothingRecorded([buyer])
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+          yield* expectAuditPasses
         }))
     })
   })

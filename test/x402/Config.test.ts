@@ -1,8 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
-import * as Pglite from "../../adapters/storage/Pglite.ts"
 import * as X402 from "../../adapters/settlement/X402.ts"
 import { x402Settings } from "../../adapters/settlement/X402Config.ts"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { deskOn, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import {
@@ -22,7 +22,9 @@ const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 const KEY_ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 
 const settingsFrom = (env: Record<string, string>) =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(x402Settings, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  Effect.runSync(
+    Effect.either(Effect.withConfigProvider(x402Settings, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  )
 
 const withChain = (env: Record<string, string>) =>
   settingsFrom({ DESK_CHAIN_RPC_URL: "http://127.0.0.1:8545", DESK_WALLET_PRIVATE_KEY: KEY, ...env })
@@ -60,7 +62,9 @@ describe("x402 configuration", () => {
     expect(failure({ DESK_WALLET_PRIVATE_KEY: "0x1234" })).toContain("DESK_WALLET_PRIVATE_KEY must be 0x")
     expect(failure({ DESK_PAY_TO: "0xnope" })).toContain("DESK_PAY_TO")
     const noWallet = settingsFrom({ DESK_CHAIN_RPC_URL: "http://127.0.0.1:8545", DESK_PAY_TO: KEY_ADDRESS })
-    expect(String(Either.getLeft(noWallet).pipe(Option.getOrThrow))).toContain("set DESK_WALLET_PRIVATE_KEY, or DESK_FACILITATOR_URL")
+    expect(String(Either.getLeft(noWallet).pipe(Option.getOrThrow))).toContain(
+      "set DESK_WALLET_PRIVATE_KEY, or DESK_FACILITATOR_URL"
+    )
     expect(Redacted.isRedacted(Option.getOrThrow(Either.getOrThrow(withChain({})).walletKey))).toBe(true)
   })
 })
@@ -101,18 +105,25 @@ describe("x402 on base's own domain (a local chain with chain id 8453 and a toke
     it.effect("an off-the-shelf client pays with the default domain; a signature over another name is refused", () =>
       Effect.gen(function*() {
         const { chain } = yield* TestChain
-        expect((yield* send("/api/status")).json).toMatchObject({ network: "base", stage: "mainnet", eip712: { name: "USD Coin", version: "2" } })
+        expect((yield* send("/api/status")).json).toMatchObject({
+          network: "base",
+          stage: "mainnet",
+          eip712: { name: "USD Coin", version: "2" }
+        })
         const { id } = yield* fileHandoff(0.1, freshPayee())
         const { pay } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress, "eip155:8453")
         const buyer = newAgentId()
-        const bought = yield* Effect.flatMap(TestDesk, (desk) =>
-          Effect.promise(() =>
-            pay(`${desk.url}/api/handoffs/${id}/unlock`, {
-              method: "POST",
-              headers: { "content-type": "application/json", "x-agent-id": buyer },
-              body: JSON.stringify({ payer: buyer })
-            }).then((_) => _.status)
-          ))
+        const bought = yield* Effect.flatMap(
+          TestDesk,
+          (desk) =>
+            Effect.promise(() =>
+              pay(`${desk.url}/api/handoffs/${id}/unlock`, {
+                method: "POST",
+                headers: { "content-type": "application/json", "x-agent-id": buyer },
+                body: JSON.stringify({ payer: buyer })
+              }).then((_) => _.status)
+            )
+        )
         expect(bought).toBe(200)
 
         const other = newAgentId()
@@ -144,7 +155,9 @@ const remoteDesk = Layer.unwrapScoped(
     )
     const settings = { ...testChain.settings, facilitatorUrl: Option.some(facilitator.url) }
     return Layer.mergeAll(
-      deskOn(Pglite.layer({}), X402.layer(settings), { config: { paymentRequired: true, outboxIntervalMs: 3_600_000 } }),
+      deskOn(Pglite.layer({}), X402.layer(settings), {
+        config: { paymentRequired: true, outboxIntervalMs: 3_600_000 }
+      }),
       Layer.succeed(TestChain, { ...testChain, settings }),
       Layer.succeed(RemoteFacilitator, facilitator)
     ).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
@@ -157,24 +170,34 @@ describe("x402 with a remote facilitator, and a chain that is not the configured
       Effect.gen(function*() {
         const { balanceOf, chain } = yield* TestChain
         const facilitator = yield* RemoteFacilitator
-        expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote", facilitatorReachable: true })
+        expect((yield* send("/api/status")).json).toMatchObject({
+          facilitatorKind: "remote",
+          facilitatorReachable: true
+        })
         const { id } = yield* fileHandoff(0.2, freshPayee())
         const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
-        const paid = yield* unlockWith(id, newAgentId(), { "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n)) })
+        const paid = yield* unlockWith(id, newAgentId(), {
+          "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n))
+        })
         expect(paid.status).toBe(200)
         expect(paid.json.receipt.mode).toBe("x402")
         expect(facilitator.calls()).toBeGreaterThanOrEqual(2)
         expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - 200_000n)
 
         yield* Effect.promise(facilitator.close)
-        expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote", facilitatorReachable: false })
+        expect((yield* send("/api/status")).json).toMatchObject({
+          facilitatorKind: "remote",
+          facilitatorReachable: false
+        })
       }))
 
     it.effect("the layer refuses an RPC whose chain id is not DESK_NETWORK's, in one line", () =>
       Effect.gen(function*() {
         const { settings } = yield* TestChain
         const error = yield* Effect.flip(X402.make({ ...settings, network: "base", chainId: 8453 }))
-        expect(error.message).toMatch(/^DESK_NETWORK=base is chain id 8453, but DESK_CHAIN_RPC_URL \(127\.0\.0\.1:\d+\) is chain id 84532$/)
+        expect(error.message).toMatch(
+          /^DESK_NETWORK=base is chain id 8453, but DESK_CHAIN_RPC_URL \(127\.0\.0\.1:\d+\) is chain id 84532$/
+        )
       }))
   })
 })

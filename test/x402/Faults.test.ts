@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { Payouts } from "../../src/Payouts.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
+import { expectAuditPasses } from "./support/Audit.ts"
 import { eventually, fileHandoff, freshPayee, receiptsOf, TestChain, unlockWith, x402DeskOn } from "./support/Chain.ts"
 import { forger } from "./support/Forge.ts"
 import { isPayoutBroadcast, isSettlementBroadcast, txHashOf } from "./support/RpcProxy.ts"
@@ -11,17 +12,21 @@ import { isPayoutBroadcast, isSettlementBroadcast, txHashOf } from "./support/Rp
 const PRICE = 200_000n
 
 const claimsOf = (buyer: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ status: string }>`SELECT status FROM settlements WHERE payer = ${buyer} ORDER BY seq`).pipe(
-      Effect.map((rows) => rows.map((_) => _.status)),
-      Effect.orDie
-    )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ status: string }>`SELECT status FROM settlements WHERE payer = ${buyer} ORDER BY seq`
+  ).pipe(
+    Effect.map((rows) => rows.map((_) => _.status)),
+    Effect.orDie
+  )
 
 /** Works the outbox until no payout is left in flight, so a test starts from a quiet desk wallet. */
 const drainOutbox = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const payouts = yield* Payouts
-  const inFlight = sql<{ n: number }>`SELECT count(*)::int AS n FROM payouts WHERE status IN ('pending', 'signed', 'failed')`
+  const inFlight = sql<
+    { n: number }
+  >`SELECT count(*)::int AS n FROM payouts WHERE status IN ('pending', 'signed', 'failed')`
   yield* eventually(Effect.zipRight(payouts.runOnce, inFlight), ([row]) => row!.n === 0, 50)
 }).pipe(Effect.orDie)
 
@@ -38,17 +43,20 @@ for (const backend of backends) {
           const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
 
           proxy.down = true
-          const down = yield* unlockWith(id, buyer, header).pipe(Effect.ensuring(Effect.sync(() => (proxy.down = false))))
+          const down = yield* unlockWith(id, buyer, header).pipe(
+            Effect.ensuring(Effect.sync(() => (proxy.down = false)))
+          )
           expect(down.status).toBe(503)
           expect(down.json).toMatchObject({ ok: false, error: "settlement_unavailable", retryAfterSeconds: 5 })
           expect(down.headers.get("retry-after")).toBe("5")
           expect(yield* receiptsOf(buyer)).toEqual([])
           expect(yield* claimsOf(buyer)).toEqual([])
-          expect((yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address)))).toBe(before)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
 
           const up = yield* unlockWith(id, buyer, header)
           expect(up.status).toBe(200)
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+          yield* expectAuditPasses
         }))
 
       it.effect("a refused broadcast leaves the claim pending (202, Retry-After), and a retry settles it exactly once", () =>
@@ -60,7 +68,9 @@ for (const backend of backends) {
           const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
 
           proxy.rule = (call) => (isSettlementBroadcast(call) ? "refuse" : "pass")
-          const pending = yield* unlockWith(id, buyer, header).pipe(Effect.ensuring(Effect.sync(() => (proxy.rule = () => "pass"))))
+          const pending = yield* unlockWith(id, buyer, header).pipe(
+            Effect.ensuring(Effect.sync(() => (proxy.rule = () => "pass")))
+          )
           expect(pending.status).toBe(202)
           expect(pending.json).toMatchObject({ ok: false, error: "settlement_pending", retryAfterSeconds: 5 })
           expect(pending.headers.get("retry-after")).toBe("5")
@@ -75,6 +85,7 @@ for (const backend of backends) {
           expect(yield* claimsOf(buyer)).toEqual(["settled"])
           expect(yield* receiptsOf(buyer)).toHaveLength(1)
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+          yield* expectAuditPasses
         }))
 
       it.effect("a settlement whose answer is lost (and the RPC with it) is 202, then its retry returns the receipt", () =>
@@ -102,6 +113,7 @@ for (const backend of backends) {
           expect(found.json.receipt.txHash).toMatch(/^0x/)
           expect(yield* receiptsOf(buyer)).toHaveLength(1)
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+          yield* expectAuditPasses
         }))
 
       it.effect("a failed payout shows `failed`, then the worker re-broadcasts the same signed transaction to `sent`", () =>
@@ -113,7 +125,9 @@ for (const backend of backends) {
           const buyer = newAgentId()
           proxy.rule = (call) => (isPayoutBroadcast(call) ? "refuse" : "pass")
 
-          const bought = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forger(chain).v1(PRICE)) })
+          const bought = yield* unlockWith(id, buyer, {
+            "x-payment": yield* Effect.promise(() => forger(chain).v1(PRICE))
+          })
           expect(bought.status).toBe(200)
           yield* eventually(receiptsOf(buyer), (_) => _[0]?.filerPayoutStatus === "failed")
           const refused = proxy.faulted.find((_) => isPayoutBroadcast(_.call, bought.json.receipt.receiptId))
@@ -131,6 +145,7 @@ for (const backend of backends) {
           expect(yield* Effect.promise(() => balanceOf(payee))).toBe(180_000n)
           yield* payouts.runOnce
           expect(yield* Effect.promise(() => balanceOf(payee))).toBe(180_000n)
+          yield* expectAuditPasses
         }))
     })
   })

@@ -3,10 +3,11 @@ import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/sch
 import { NETWORKS } from "@x402/evm/v1"
 import { Effect } from "effect"
 import { isAddress } from "viem"
+import { Payouts } from "../../src/Payouts.ts"
 import { PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
-import { Payouts } from "../../src/Payouts.ts"
+import { expectAuditPasses } from "./support/Audit.ts"
 import {
   decodeHeader,
   eventually,
@@ -70,6 +71,7 @@ for (const backend of backends) {
             facilitatorReachable: true,
             payout: { enabled: true }
           })
+          yield* expectAuditPasses
         }))
 
       it.effect("the 402 on body and unlock is a valid v1 body and the same v2 challenge in PAYMENT-REQUIRED", () =>
@@ -77,7 +79,9 @@ for (const backend of backends) {
           const { chain } = yield* TestChain
           const { id } = yield* fileHandoff(0.25)
           const buyer = newAgentId()
-          for (const answer of [yield* send(`/api/handoffs/${id}/body`, { agent: buyer }), yield* unlockWith(id, buyer)]) {
+          for (
+            const answer of [yield* send(`/api/handoffs/${id}/body`, { agent: buyer }), yield* unlockWith(id, buyer)]
+          ) {
             expect(answer.status).toBe(402)
             expect(answer.json).toMatchObject({ ok: false, error: "payment_required", x402Version: 1 })
             expect(PaymentRequiredV1Schema.safeParse(answer.json).success).toBe(true)
@@ -113,6 +117,7 @@ for (const backend of backends) {
             expect(answer.headers.get("cache-control")).toBe("no-store")
           }
           expect(yield* receiptsOf(buyer)).toEqual([])
+          yield* expectAuditPasses
         }))
 
       for (const version of ["v2", "v1"] as const) {
@@ -124,7 +129,9 @@ for (const backend of backends) {
             const payee = freshPayee()
             const { filer, id } = yield* fileHandoff(0.25, payee)
             const buyer = newAgentId()
-            const before = yield* Effect.promise(() => Promise.all([balanceOf(buyerKey.address), balanceOf(desk.address)]))
+            const before = yield* Effect.promise(() =>
+              Promise.all([balanceOf(buyerKey.address), balanceOf(desk.address)])
+            )
             const { pay } = (version === "v2" ? v2Buyer : v1Buyer)(buyerKey.privateKey, chain.tokenAddress)
 
             const bought = yield* buy(pay, url, id, buyer)
@@ -145,7 +152,9 @@ for (const backend of backends) {
             })
             expect(receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/)
             expect(receipt.txUrl).toBe(`${EXPLORER}/tx/${receipt.txHash}`)
-            const settled = decodeHeader(bought.headers.get(version === "v2" ? "payment-response" : "x-payment-response"))
+            const settled = decodeHeader(
+              bought.headers.get(version === "v2" ? "payment-response" : "x-payment-response")
+            )
             expect(settled).toMatchObject({
               success: true,
               transaction: receipt.txHash,
@@ -166,7 +175,10 @@ for (const backend of backends) {
             const body = yield* send(`/api/handoffs/${id}/body`, { agent: buyer })
             expect(body.status).toBe(200)
             expect(body.json.body).toContain("Failed approaches")
-            expect((yield* send(`/api/agents/${filer}`)).json).toMatchObject({ earnedUsd: 0.225, earnedUsdOnChain: 0.225 })
+            expect((yield* send(`/api/agents/${filer}`)).json).toMatchObject({
+              earnedUsd: 0.225,
+              earnedUsdOnChain: 0.225
+            })
           }))
       }
 
@@ -177,7 +189,9 @@ for (const backend of backends) {
           const buyer = newAgentId()
           const challenge = yield* unlockWith(id, buyer)
           const { client } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress)
-          const payload = yield* Effect.promise(() => client.createPaymentPayload(decodeHeader(challenge.headers.get("payment-required"))))
+          const payload = yield* Effect.promise(() =>
+            client.createPaymentPayload(decodeHeader(challenge.headers.get("payment-required")))
+          )
           const header = { "payment-signature": Buffer.from(JSON.stringify(payload)).toString("base64") }
 
           const first = yield* unlockWith(id, buyer, header)
@@ -190,6 +204,7 @@ for (const backend of backends) {
           expect(decodeHeader(again.headers.get("payment-response")).transaction).toBe(first.json.receipt.txHash)
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
           expect(yield* receiptsOf(buyer)).toHaveLength(1)
+          yield* expectAuditPasses
         }))
 
       it.effect("no payout address: the 90 % is owed, then paid by the worker once the filer registers one", () =>
@@ -205,13 +220,14 @@ for (const backend of backends) {
           expect((yield* receiptsOf(buyer))[0].filerPayoutStatus).toBe("owed")
 
           const payee = freshPayee()
-          yield* send("/api/agents", { json: { id: filer, payoutAddress: payee } })
+          yield* send("/api/agents", { json: { id: filer, payoutAddress: payee }, agent: filer })
           yield* payouts.runOnce
           const [paid] = yield* receiptsOf(buyer)
           expect(paid).toMatchObject({ filerPayoutStatus: "sent" })
           expect(yield* Effect.promise(() => balanceOf(payee))).toBe(360_000n)
           yield* payouts.runOnce
           expect(yield* Effect.promise(() => balanceOf(payee))).toBe(360_000n)
+          yield* expectAuditPasses
         }))
 
       it.effect("a payout that floors to zero micro-USDC sends no transaction and says so", () =>
@@ -223,10 +239,15 @@ for (const backend of backends) {
           const filerBefore = yield* Effect.promise(() => balanceOf(chain.accounts.filer.address))
           const { pay } = v2Buyer(chain.accounts.buyer.privateKey, chain.tokenAddress)
           const bought = yield* buy(pay, (yield* TestDesk).url, id, buyer)
-          expect(bought.json.receipt).toMatchObject({ filerPayoutUsd: 0, deskFeeUsd: 0.000001, filerPayoutStatus: "zero" })
+          expect(bought.json.receipt).toMatchObject({
+            filerPayoutUsd: 0,
+            deskFeeUsd: 0.000001,
+            filerPayoutStatus: "zero"
+          })
           yield* (yield* Payouts).runOnce
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.desk.address))).toBe(deskBefore + 1n)
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.filer.address))).toBe(filerBefore)
+          yield* expectAuditPasses
         }))
     })
   })

@@ -33,8 +33,14 @@ const usdc = parseAbi(["function balanceOf(address account) view returns (uint25
 /** A local chain (anvil + EIP-3009 USDC), the fault-injecting RPC proxy in front of it, for one suite. */
 export const chainScoped = (options: LocalChain.LocalChainOptions = {}) =>
   Effect.gen(function*() {
-    const chain = yield* Effect.acquireRelease(Effect.promise(() => LocalChain.start(options)), (c) => Effect.promise(c.stop))
-    const proxy = yield* Effect.acquireRelease(Effect.promise(() => startRpcProxy(chain.rpcUrl)), (p) => Effect.promise(p.close))
+    const chain = yield* Effect.acquireRelease(Effect.promise(() => LocalChain.start(options)), (c) =>
+      Effect.promise(c.stop))
+    const proxy = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        startRpcProxy(chain.rpcUrl)
+      ),
+      (p) => Effect.promise(p.close)
+    )
     const reader = createPublicClient({ chain: chain.chain, transport: http(chain.rpcUrl) })
     const settings: X402Settings = {
       rpcUrl: proxy.url,
@@ -97,7 +103,10 @@ export const fileHandoff = (priceUsd: number, payoutAddress?: Address) =>
   Effect.gen(function*() {
     const filer = newAgentId()
     const overrides = payoutAddress === undefined ? { priceUsd } : { priceUsd, payoutAddress }
-    const filed = yield* send("/api/handoffs", { json: filing(filer, { ...overrides, reconstructUsd: priceUsd * 100 + 1 }), agent: filer })
+    const filed = yield* send("/api/handoffs", {
+      json: filing(filer, { ...overrides, reconstructUsd: priceUsd * 100 + 1 }),
+      agent: filer
+    })
     if (filed.status !== 201) return yield* Effect.dieMessage(`filing failed: ${JSON.stringify(filed.json)}`)
     return { id: filed.json.id as string, filer }
   })
@@ -105,7 +114,23 @@ export const fileHandoff = (priceUsd: number, payoutAddress?: Address) =>
 export const unlockWith = (id: string, buyer: string, headers: Record<string, string> = {}) =>
   send(`/api/handoffs/${id}/unlock`, { json: { payer: buyer }, agent: buyer, headers })
 
-export const receiptsOf = (buyer: string) => Effect.map(send(`/api/receipts?payer=${buyer}`), (_) => _.json.receipts as Array<any>)
+/**
+ * An unlock retried as an x402 buyer does while the answer is 202 `settlement_pending`: the same request after
+ * Retry-After, until a final answer (at most `tries` times).
+ */
+export const unlockUntilFinal = (id: string, buyer: string, headers: Record<string, string>, tries = 6) =>
+  Effect.gen(function*() {
+    let answer = yield* unlockWith(id, buyer, headers)
+    for (let i = 0; answer.status === 202 && i < tries; i++) {
+      yield* Effect.sleep(`${Number(answer.headers.get("retry-after"))} seconds`)
+      answer = yield* unlockWith(id, buyer, headers)
+    }
+    return answer
+  })
+
+export const receiptsOf = (buyer: string) =>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  Effect.map(send(`/api/receipts?payer=${buyer}`), (_) => _.json.receipts as Array<any>)
 
 export const decodeHeader = (value: string | null) =>
   value === null ? null : JSON.parse(Buffer.from(value, "base64").toString("utf8"))
@@ -125,8 +150,13 @@ export const v2Buyer = (key: Hex, token: Address, network: Network = "eip155:845
  */
 export const v1Buyer = (key: Hex, token: Address) => {
   // registerV1 takes a v1 network name, though its parameter is typed with v2's CAIP-2 template.
-  const client = new x402Client().registerV1("base-sepolia" as Network, new ExactEvmSchemeV1(toClientEvmSigner(privateKeyToAccount(key))))
-  client.setSpendControls({ allowedAssets: [{ network: "base-sepolia" as Network, asset: token, maxAmountPerPayment: "5000000" }] })
+  const client = new x402Client().registerV1(
+    "base-sepolia" as Network,
+    new ExactEvmSchemeV1(toClientEvmSigner(privateKeyToAccount(key)))
+  )
+  client.setSpendControls({
+    allowedAssets: [{ network: "base-sepolia" as Network, asset: token, maxAmountPerPayment: "5000000" }]
+  })
   const bodyOnly = async (input: Request | string | URL, init?: RequestInit) => {
     const response = await fetch(input, init)
     const headers = new Headers(response.headers)

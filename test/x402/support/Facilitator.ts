@@ -13,7 +13,11 @@ import type { LocalChain } from "../../../adapters/chain/LocalChain.ts"
  * x402's own exact EVM facilitator with its own wallet on the local chain.
  */
 export const startFacilitator = async (chain: LocalChain, key: Hex) => {
-  const wallet = createWalletClient({ chain: chain.chain, transport: http(chain.rpcUrl), account: privateKeyToAccount(key) })
+  const wallet = createWalletClient({
+    chain: chain.chain,
+    transport: http(chain.rpcUrl),
+    account: privateKeyToAccount(key)
+  })
     .extend(publicActions)
   const signer = toFacilitatorEvmSigner({
     ...wallet,
@@ -47,9 +51,10 @@ export const startFacilitator = async (chain: LocalChain, key: Hex) => {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls: () => calls,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
   }
 }

@@ -45,7 +45,13 @@ export const forger = (chain: LocalChain) => {
       ...forgery.authorization
     }
     const signature = await privateKeyToAccount(forgery.signer ?? buyer.privateKey).signTypedData({
-      domain: { name: "USDC", version: "2", chainId: chain.chainId, verifyingContract: chain.tokenAddress, ...forgery.domain },
+      domain: {
+        name: "USDC",
+        version: "2",
+        chainId: chain.chainId,
+        verifyingContract: chain.tokenAddress,
+        ...forgery.domain
+      },
       types: authorizationTypes,
       primaryType: "TransferWithAuthorization",
       message: authorization
@@ -63,7 +69,12 @@ export const forger = (chain: LocalChain) => {
   }
 
   const v1 = async (priceMicro: bigint, forgery: Forgery = {}) =>
-    encode({ x402Version: 1, scheme: "exact", network: forgery.network ?? "base-sepolia", payload: await signed(priceMicro, forgery) })
+    encode({
+      x402Version: 1,
+      scheme: "exact",
+      network: forgery.network ?? "base-sepolia",
+      payload: await signed(priceMicro, forgery)
+    })
 
   const v2 = async (priceMicro: bigint, forgery: Forgery = {}) =>
     encode({

@@ -1,4 +1,5 @@
 import { Cause, Option, Predicate } from "effect"
+import { Unavailable } from "../Domain/Errors.ts"
 
 /** What a client is told to wait while the database is away: the pool's connect timeout. */
 export const RETRY_AFTER_SECONDS = 5
@@ -42,9 +43,36 @@ export const isDatabaseOutage = (error: unknown): boolean => {
   return CONNECTION_CODES.has(code) || code.startsWith("08") || CONNECTION_MESSAGES.test(messageOf(cause))
 }
 
-/** The database failure in a cause, whether a repository let it die (as it should) or failed with it. */
-export const databaseOutage = (cause: Cause.Cause<unknown>): Option.Option<unknown> =>
+/** PostgreSQL cancelled the statement: it ran past DESK_STATEMENT_TIMEOUT_MS (SQLSTATE 57014, query_canceled). */
+export const isStatementTimeout = (error: unknown): boolean =>
+  Predicate.isTagged(error, "SqlError") && Predicate.hasProperty(error, "cause") && codeOf(error.cause) === "57014"
+
+const findIn = (cause: Cause.Cause<unknown>, test: (error: unknown) => boolean) =>
   Cause.find(cause, (reason) => {
     const error = reason._tag === "Die" ? reason.defect : reason._tag === "Fail" ? reason.error : undefined
-    return isDatabaseOutage(error) ? Option.some(error) : Option.none()
+    return test(error) ? Option.some(error) : Option.none()
   })
+
+/** The database failure in a cause, whether a repository let it die (as it should) or failed with it. */
+export const databaseOutage = (cause: Cause.Cause<unknown>): Option.Option<unknown> => findIn(cause, isDatabaseOutage)
+
+/**
+ * What a client is told when the database is the reason a request failed, on REST and MCP alike: unreachable,
+ * or a statement cancelled for running too long. Both are a 503 to retry after `RETRY_AFTER_SECONDS`.
+ */
+export const unavailableFor = (
+  cause: Cause.Cause<unknown>
+): Option.Option<{ readonly error: Unavailable; readonly reason: unknown }> => {
+  const down = databaseOutage(cause)
+  if (Option.isSome(down)) {
+    const message = `The database does not answer; retry in ${RETRY_AFTER_SECONDS} seconds.`
+    return Option.some({ error: new Unavailable({ message }), reason: down.value })
+  }
+  return Option.map(findIn(cause, isStatementTimeout), (reason) => ({
+    error: new Unavailable({
+      message: "The database took longer than the desk allows one statement and stopped it; narrow the query " +
+        `(fewer matches, a nearer page) or retry in ${RETRY_AFTER_SECONDS} seconds.`
+    }),
+    reason
+  }))
+}

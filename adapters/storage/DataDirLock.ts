@@ -1,0 +1,152 @@
+import { Effect } from "effect"
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync
+} from "node:fs"
+import { join, resolve } from "node:path"
+import { StartupError } from "../../src/Domain/StartupError.ts"
+
+const LOCK_FILE = "desk.lock"
+
+interface Owner {
+  readonly pid: number
+  /** The process's start time on Linux (clock ticks after boot), so a reused pid is not taken for the owner. */
+  readonly started: string | null
+}
+
+const startedOf = (pid: number): string | null => {
+  try {
+    // Field 22 of /proc/<pid>/stat, counted after the command name, which may hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null
+  } catch {
+    return null
+  }
+}
+
+const ours: Owner = { pid: process.pid, started: startedOf(process.pid) }
+
+const isAlive = (owner: Owner): boolean => {
+  // Our own pid: this very process (a second open of the directory), or an earlier one whose pid we were given
+  // again (a restarted container's desk is pid 1 again), told apart by the start time.
+  if (owner.pid === process.pid) return owner.started !== null && owner.started === ours.started
+  try {
+    process.kill(owner.pid, 0)
+  } catch (error) {
+    // EPERM: a process of another user has that pid.
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false
+  }
+  const started = startedOf(owner.pid)
+  return owner.started === null || started === null || started === owner.started
+}
+
+const readOwner = (path: string): Owner | undefined => {
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8"))
+    return typeof parsed?.pid === "number"
+      ? { pid: parsed.pid, started: typeof parsed.started === "string" ? parsed.started : null }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Creates the lock file if no file has that name: true when this process now holds the directory. */
+const create = (path: string): boolean => {
+  let fd: number
+  try {
+    fd = openSync(path, "wx")
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
+    throw error
+  }
+  try {
+    writeSync(fd, JSON.stringify(ours))
+  } finally {
+    closeSync(fd)
+  }
+  return true
+}
+
+const inUse = (dir: string, owner: Owner | undefined) =>
+  new StartupError({
+    message:
+      `DESK_DATA_DIR ${dir} is in use by another desk (pid ${owner?.pid ?? "unknown"}); stop it, or give this desk ` +
+      "another DESK_DATA_DIR (two desks on one embedded database lose each other's writes)."
+  })
+
+/**
+ * Takes `dir` for this process, or says who holds it. A lock left by a process that is gone (killed with
+ * SIGKILL, or a reused pid) is taken over: it is first renamed away, and only a lock whose owner is still dead
+ * once it is out of the way is dropped, so two desks that find the same stale lock cannot both take over.
+ */
+const acquire = (dir: string): void => {
+  const path = join(dir, LOCK_FILE)
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (create(path)) return
+    const owner = readOwner(path)
+    if (owner !== undefined && isAlive(owner)) throw inUse(dir, owner)
+    const aside = `${path}.stale-${process.pid}-${Date.now()}`
+    try {
+      renameSync(path, aside)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue
+      throw error
+    }
+    const taken = readOwner(aside)
+    if (taken !== undefined && isAlive(taken)) {
+      // Another desk took over between our look and the rename: give its lock back.
+      try {
+        linkSync(aside, path)
+      } finally {
+        unlinkSync(aside)
+      }
+      throw inUse(dir, taken)
+    }
+    unlinkSync(aside)
+  }
+  throw inUse(dir, readOwner(path))
+}
+
+const release = (dir: string) => {
+  const path = join(dir, LOCK_FILE)
+  if (readOwner(path)?.pid === process.pid) unlinkSync(path)
+}
+
+const notADirectory = (dir: string, error: unknown) =>
+  new StartupError({
+    message: `DESK_DATA_DIR ${dir} cannot be used as the embedded database's directory: ` +
+      ((error as NodeJS.ErrnoException).code === "EEXIST" || (error as NodeJS.ErrnoException).code === "ENOTDIR"
+        ? "it (or a parent) is a file, not a directory"
+        : (error as Error).message)
+  })
+
+/** One desk per embedded data directory, for the scope's lifetime: the directory is created if missing. */
+export const holdDataDir = (dataDir: string) => {
+  const dir = resolve(dataDir)
+  return Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        mkdirSync(dir, { recursive: true })
+        if (!statSync(dir).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" })
+        return dir
+      },
+      catch: (error) => notADirectory(dir, error)
+    }).pipe(
+      Effect.flatMap((dir) =>
+        Effect.try({
+          try: () => acquire(dir),
+          catch: (error) => (error instanceof StartupError ? error : notADirectory(dir, error))
+        })
+      )
+    ),
+    () => Effect.sync(() => release(dir))
+  )
+}

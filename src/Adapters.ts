@@ -1,0 +1,62 @@
+import type { SqlClient } from "@effect/sql"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import * as MemoryRateStore from "../adapters/ratelimit/Memory.ts"
+import * as RedisRateStore from "../adapters/ratelimit/Redis.ts"
+import * as DeskReceipt from "../adapters/settlement/DeskReceipt.ts"
+import * as X402 from "../adapters/settlement/X402.ts"
+import { networkConfig, walletKeyConfig } from "../adapters/settlement/X402Config.ts"
+import * as Pglite from "../adapters/storage/Pglite.ts"
+import * as Postgres from "../adapters/storage/Postgres.ts"
+import { DeskConfig } from "./Config.ts"
+import { StartupError } from "./Domain/StartupError.ts"
+import { policyConfig } from "./RateLimiter.ts"
+
+const nonEmpty = <A>(config: Config.Config<A>, value: (a: A) => string) =>
+  config.pipe(Config.option, Config.map(Option.filter((a) => value(a).trim() !== "")))
+
+// The adapters the desk runs on, chosen from configuration here and nowhere else: the entrypoints (src/main.ts,
+// scripts/) take them from this module (tools/lint/dependency-cruiser.cjs holds the rule).
+
+/** PostgreSQL when DATABASE_URL is set, the embedded PGlite database in DESK_DATA_DIR otherwise; not migrated. */
+export const StoreLive = Layer.unwrapEffect(
+  Effect.map(DeskConfig, (config) =>
+    Option.match(config.databaseUrl, {
+      onNone: (): Layer.Layer<SqlClient.SqlClient, unknown> => Pglite.layer({ dataDir: config.dataDir }),
+      onSome: Postgres.layer
+    }))
+)
+
+/** Redis when REDIS_URL is set, so several desks share one budget per client; this process's memory otherwise. */
+export const RateLimiterLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const policy = yield* policyConfig
+    const url = yield* nonEmpty(Config.redacted("REDIS_URL"), Redacted.value)
+    return Option.match(url, {
+      onNone: () => MemoryRateStore.layer(policy),
+      onSome: (url) => RedisRateStore.layer(policy, { url })
+    })
+  })
+)
+
+/**
+ * x402 when a chain RPC is configured. Without one, the chain settings given are still checked (a typo must not
+ * pass silently), and a desk told to require payment refuses to start rather than answer every unlock with a 402
+ * nobody can pay.
+ */
+export const SettlementLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const rpcUrl = yield* nonEmpty(Config.string("DESK_CHAIN_RPC_URL"), (url) => url)
+    if (Option.isSome(rpcUrl)) return X402.layerConfig
+    yield* Config.all([networkConfig, walletKeyConfig])
+    if ((yield* DeskConfig).paymentRequired) {
+      return yield* new StartupError({
+        message: "DESK_PAYMENT_REQUIRED=true needs a chain to take payments: set DESK_CHAIN_RPC_URL (with " +
+          "DESK_WALLET_PRIVATE_KEY or DESK_FACILITATOR_URL), or unset DESK_PAYMENT_REQUIRED"
+      })
+    }
+    return DeskReceipt.layer
+  })
+)
+
+/** Settlement that moves no money, for commands that record without selling (seeding). */
+export const LedgerOnlySettlement = DeskReceipt.layer

@@ -1,0 +1,28 @@
+/**
+ * Which requests the edge treats how: read for a body (and so can answer 400/413/415), counted against the rate
+ * limit (and so can answer 429). The edge applies these rules and the OpenAPI document states them, so both read
+ * them here and cannot disagree.
+ */
+
+const discoveryDocuments = new Set([
+  "/llms.txt",
+  "/AGENTS.md",
+  "/agents.txt",
+  "/agents.json",
+  "/tools.json",
+  "/index.json",
+  "/starter.md",
+  "/openapi.json"
+])
+
+/** A request whose body the edge reads, bounds and checks as JSON. */
+export const readsBody = (method: string): boolean => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
+
+/**
+ * Everything is limited except reads of `GET /api/health`, the discovery documents and `/.well-known/*`.
+ * Paths are compared raw and exactly: a spelling the router might normalise differently is limited.
+ */
+export const isRateLimited = (method: string, path: string): boolean => {
+  if (method !== "GET" && method !== "HEAD") return true
+  return !(path === "/api/health" || discoveryDocuments.has(path) || path.startsWith("/.well-known/"))
+}

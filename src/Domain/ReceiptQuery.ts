@@ -1,0 +1,23 @@
+import { Schema } from "effect"
+import { DeskId } from "./Ids.ts"
+import { asNumber, fromText, type NumberInput, pagingFields, pagingOf, withinResultWindow } from "./Paging.ts"
+
+const receiptFields = <I>(number: NumberInput<I>) => ({
+  payer: Schema.optional(DeskId.annotations({ description: "Only receipts bought by this desk id (shown unmasked)" })),
+  filer: Schema.optional(DeskId.annotations({ description: "Only receipts of this filer's handoffs (payers masked)" })),
+  ...pagingFields(number)
+})
+
+/** Query parameters of GET /api/receipts. */
+export const ReceiptsParams = withinResultWindow(Schema.Struct(receiptFields(fromText)))
+export type ReceiptsParams = typeof ReceiptsParams.Type
+
+/** The same query as MCP arguments (list_receipts). */
+export const ReceiptsArguments = withinResultWindow(Schema.Struct(receiptFields(asNumber)))
+
+/** The filter a receipt listing reads, with its page. */
+export const toReceiptQuery = (params: ReceiptsParams) => ({
+  payer: params.payer ?? null,
+  filer: params.filer ?? null,
+  ...pagingOf(params)
+})

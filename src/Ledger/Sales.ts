@@ -1,0 +1,79 @@
+import type { SqlError } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import type { SealedRow } from "../Catalog/HandoffRepo.ts"
+import { AgentRepo } from "../Identity/AgentRepo.ts"
+import { Settlement, type TransferRef } from "../Settlement.ts"
+import { ReceiptRepo } from "./ReceiptRepo.ts"
+import type { NewReceipt } from "./ReceiptRow.ts"
+import { countsAsPurchase, kindOf, termsOf } from "./Rules.ts"
+
+export interface Sale {
+  readonly handoff: SealedRow
+  readonly payer: string
+  /** The on-chain payment of an x402 unlock; none for a desk receipt. */
+  readonly payment: Option.Option<{
+    readonly transfer: TransferRef
+    readonly payerAddress: string
+    readonly nonce: string
+    readonly fromBlock: bigint
+  }>
+}
+
+export const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
+
+/** PostgreSQL's (and PGlite's) unique_violation: a constraint refused a second row where one may exist. */
+export const isUniqueViolation = (error: SqlError.SqlError) =>
+  (error.cause as { code?: unknown } | undefined)?.code === "23505"
+
+const make = Effect.gen(function*() {
+  const receipts = yield* ReceiptRepo
+  const agents = yield* AgentRepo
+  const settlement = yield* Settlement
+  const payoutsEnabled = Option.isSome(settlement.payouts)
+
+  /**
+   * The receipt, its purchase count and its payout row, for either rail, with the terms of Rules. Runs inside
+   * the caller's transaction; a unique violation (one receipt per identity and handoff, one per on-chain
+   * transfer) is the caller's SqlError to read.
+   */
+  const record = Effect.fn("Sales.record")(function*(sale: Sale) {
+    const { handoff, payer } = sale
+    const kind = kindOf(handoff, payer)
+    const mode = Option.isSome(sale.payment) ? "x402" : "desk"
+    // Only an x402 sale's status depends on the address; a desk receipt takes it as registered, in its statement.
+    const payoutAddress = mode === "x402" && kind === "sale"
+      ? Option.getOrNull(Option.flatMapNullable(yield* agents.find(handoff.filer_did), (_) => _.payout_address))
+      : null
+    const terms = termsOf({ kind, mode, priceMicro: handoff.price_micro, payoutAddress, payoutsEnabled })
+    const receipt: NewReceipt = {
+      receiptId: newReceiptId(),
+      handoffSeq: handoff.seq,
+      payer,
+      filerDid: handoff.filer_did,
+      priceMicro: handoff.price_micro,
+      filerMicro: terms.filerMicro,
+      deskMicro: terms.deskMicro,
+      kind,
+      mode,
+      network: settlement.rail.network,
+      payoutStatus: terms.payoutStatus,
+      countsAsPurchase: countsAsPurchase(kind),
+      payment: Option.getOrNull(
+        Option.map(
+          sale.payment,
+          (_) => ({ ..._.transfer, payerAddress: _.payerAddress, nonce: _.nonce, fromBlock: _.fromBlock })
+        )
+      ),
+      payoutAddress,
+      payout: terms.payout
+    }
+    return yield* receipts.record(receipt)
+  })
+
+  return { record } as const
+})
+
+export class Sales extends Context.Tag("Sales")<Sales, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(Sales, make)
+}

@@ -1,0 +1,50 @@
+import { SqlClient } from "@effect/sql"
+import { Console, Effect, ParseResult, Schema } from "effect"
+import { readFileSync } from "node:fs"
+import { Catalog } from "./Catalog.ts"
+import { FilingRequest } from "./Domain/Filing.ts"
+import { describeIssues, issuesOf } from "./Domain/Issues.ts"
+
+const SeedFile = Schema.parseJson(Schema.Array(FilingRequest)).annotations({ parseOptions: { errors: "all" } })
+
+/** One line per seed file: "listing 2: priceUsd: must be …; body: …". */
+const invalidFile = (path: string, error: ParseResult.ParseError) => {
+  const issues = issuesOf(ParseResult.ArrayFormatter.formatErrorSync(error)).map(({ message, path }) => {
+    const [index, ...rest] = path.split(".")
+    return /^\d+$/.test(index ?? "")
+      ? { path: `listing ${Number(index) + 1}${rest.length > 0 ? `: ${rest.join(".")}` : ""}`, message }
+      : { path, message }
+  })
+  return `${path} is not a JSON array of filing requests: ${describeIssues(issues)}`
+}
+
+/** The seed file, read and checked before any database opens, so a bad file is refused at once. */
+export const readSeedFile = (path: string | undefined) =>
+  Effect.gen(function*() {
+    if (path === undefined) {
+      return yield* Effect.fail("usage: npm run seed -- <file.json> (a JSON array of filing requests)")
+    }
+    const text = yield* Effect.try({
+      try: () => readFileSync(path, "utf8"),
+      catch: (error) => `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`
+    })
+    return yield* Schema.decodeUnknown(SeedFile)(text).pipe(Effect.mapError((error) => invalidFile(path, error)))
+  })
+
+/** `npm run seed -- listings.json`: imports every listing with origin "seed", all or nothing. */
+export const seedListings = (listings: ReadonlyArray<FilingRequest>) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog
+    const sql = yield* SqlClient.SqlClient
+    const seedOne = (listing: FilingRequest, index: number) =>
+      catalog.seed(listing).pipe(
+        Effect.mapError((error) => `listing ${index + 1} ("${listing.title}"): ${error.message}`)
+      )
+    const previews = yield* sql.withTransaction(Effect.forEach(listings, seedOne)).pipe(
+      Effect.mapError((
+        error
+      ) => (typeof error === "string" ? error : `the database refused the import: ${error.message}`))
+    )
+    for (const preview of previews) yield* Console.log(`${preview.id}\t${preview.origin}\t${preview.title}`)
+    yield* Console.log(`seeded ${previews.length} listing(s)`)
+  })

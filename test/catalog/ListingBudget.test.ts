@@ -1,0 +1,61 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect } from "effect"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import { fitListing, LISTING_MAX_BYTES } from "../../src/Catalog/ListingBudget.ts"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { largestFiling, newAgentId } from "../support/Fixtures.ts"
+
+const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
+
+describe("fitListing", () => {
+  it("keeps an ordinary page whole and cuts a heavy one at the last item that fits", () => {
+    const small = Array.from({ length: 100 }, (_, i) => ({ id: i, text: "x".repeat(2_000) }))
+    expect(fitListing(small)).toEqual({ items: small, omitted: 0 })
+
+    // Control characters are escaped to six bytes each: the worst a string can weigh.
+    const heavy = Array.from({ length: 100 }, (_, i) => ({ id: i, text: "\u0001".repeat(20_000) }))
+    const fitted = fitListing(heavy)
+    expect(fitted.items.length + fitted.omitted).toBe(100)
+    expect(bytes(fitted.items)).toBeLessThanOrEqual(LISTING_MAX_BYTES)
+    expect(bytes(heavy.slice(0, fitted.items.length + 1))).toBeGreaterThan(LISTING_MAX_BYTES)
+  })
+})
+
+describe("listings of the largest previews, on PGlite", () => {
+  it.layer(deskOn(Pglite.layer({})), { timeout: 180_000 })((it) => {
+    it.effect("REST and MCP stay under the budget, saying how many items of the page they left out", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        for (let n = 0; n < 20; n++) {
+          const agent = newAgentId()
+          const filed = yield* Effect.promise(() =>
+            desk.request("/api/handoffs", { json: largestFiling(agent, n), agent })
+          )
+          expect(filed.status).toBe(201)
+        }
+        for (const path of ["/api/discover?limit=100", "/api/handoffs?limit=100"]) {
+          const text = yield* Effect.promise(() => desk.request(path).then((response) => response.text()))
+          const page = JSON.parse(text)
+          expect(Buffer.byteLength(text), path).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
+          expect(page.items.length, path).toBeGreaterThan(5)
+          expect(page.items.length + page.itemsOmitted, path).toBe(20)
+        }
+        const ordinary = yield* Effect.promise(() => desk.request("/api/discover?limit=5").then(readJson))
+        expect(ordinary.items).toHaveLength(5)
+        expect(ordinary.itemsOmitted).toBeUndefined()
+
+        const text = yield* Effect.promise(async () => {
+          const client = new Client({ name: "desk-test", version: "1.0.0" })
+          await client.connect(new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`)))
+          const result = await client.callTool({ name: "search_handoffs", arguments: { limit: 100 } })
+          await client.close()
+          return (result.content as Array<{ text: string }>)[0]!.text
+        })
+        const found = JSON.parse(text)
+        expect(Buffer.byteLength(text)).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
+        expect(found.items.length + found.itemsOmitted).toBe(20)
+      }))
+  })
+})

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit } from "effect"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { holdDataDir } from "../../adapters/storage/DataDirLock.ts"
+
+const freshDir = () => mkdtempSync(join(tmpdir(), "handoff-desk-lock-"))
+const startedOf = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
+}
+const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, "desk.lock"), "utf8"))
+const messageOf = (exit: Exit.Exit<unknown, { readonly message: string }>) =>
+  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.message : ""
+
+describe.skipIf(process.platform !== "linux")("the data directory lock", () => {
+  it.scoped("is held for the scope and given back after it", () =>
+    Effect.gen(function*() {
+      const dir = freshDir()
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* holdDataDir(dir)
+        expect(lockOf(dir).pid).toBe(process.pid)
+        // A second open in this very process would be a second writer all the same.
+        const again = yield* Effect.exit(Effect.scoped(holdDataDir(dir)))
+        expect(messageOf(again)).toContain(`is in use by another desk (pid ${process.pid})`)
+      }))
+      expect(() => readFileSync(join(dir, "desk.lock"))).toThrow()
+    }))
+
+  it.scoped("refuses a directory a live process holds, naming its pid", () =>
+    Effect.gen(function*() {
+      const dir = freshDir()
+      writeFileSync(join(dir, "desk.lock"), JSON.stringify({ pid: process.ppid, started: startedOf(process.ppid) }))
+      const refused = yield* Effect.exit(Effect.scoped(holdDataDir(dir)))
+      expect(messageOf(refused)).toBe(
+        `DESK_DATA_DIR ${dir} is in use by another desk (pid ${process.ppid}); stop it, or give this desk another ` +
+          "DESK_DATA_DIR (two desks on one embedded database lose each other's writes)."
+      )
+      expect(lockOf(dir).pid).toBe(process.ppid)
+    }))
+
+  it.scoped("takes over a lock whose pid now belongs to another process, or that cannot be read", () =>
+    Effect.gen(function*() {
+      for (
+        const content of [
+          JSON.stringify({ pid: process.ppid, started: "1" }),
+          JSON.stringify({ pid: process.pid, started: "1" }),
+          "{half a lock",
+          JSON.stringify({ pid: 2 ** 22 + 1, started: null })
+        ]
+      ) {
+        const dir = freshDir()
+        writeFileSync(join(dir, "desk.lock"), content)
+        yield* Effect.scoped(
+          Effect.zipRight(holdDataDir(dir), Effect.sync(() => expect(lockOf(dir).pid).toBe(process.pid)))
+        )
+      }
+    }))
+
+  it.scoped("says so when the directory is a file", () =>
+    Effect.gen(function*() {
+      const file = join(freshDir(), "file")
+      writeFileSync(file, "x")
+      expect(messageOf(yield* Effect.exit(Effect.scoped(holdDataDir(file))))).toBe(
+        `DESK_DATA_DIR ${file} cannot be used as the embedded database's directory: it (or a parent) is a file, not a directory`
+      )
+    }))
+})
