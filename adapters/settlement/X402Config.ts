@@ -13,6 +13,8 @@ export interface X402Settings {
   readonly payTo: Hex
   readonly walletKey: Option.Option<Redacted.Redacted<Hex>>
   readonly facilitatorUrl: Option.Option<string>
+  /** What a hosted facilitator asks for, per call (`verify`, `settle`, `supported`); Redacted, never logged. */
+  readonly facilitatorHeaders: Redacted.Redacted<FacilitatorHeaders>
   readonly explorerUrl: Option.Option<string>
   /** Bound on every JSON-RPC (and facilitator) call. */
   readonly rpcTimeoutMs: number
@@ -21,6 +23,15 @@ export interface X402Settings {
   /** The validity a buyer is asked to sign for (`maxTimeoutSeconds`). */
   readonly maxTimeoutSeconds: number
 }
+
+/** Headers sent to the remote facilitator on each of its three calls. */
+export interface FacilitatorHeaders {
+  readonly verify: Readonly<Record<string, string>>
+  readonly settle: Readonly<Record<string, string>>
+  readonly supported: Readonly<Record<string, string>>
+}
+
+const FACILITATOR_CALLS = ["verify", "settle", "supported"] as const
 
 const EXPLORERS: Record<string, string> = {
   base: "https://basescan.org",
@@ -80,8 +91,71 @@ export const walletKeyConfig: Config.Config<Option.Option<Redacted.Redacted<Hex>
     )
   )
 
+// RFC 9110 token for a field name; a value with a line break or a control character could split the request.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+
+const HEADERS_FORMAT = "DESK_FACILITATOR_HEADERS must be a JSON object of header names to string values, the " +
+  "same for every call ({\"X-Api-Key\":\"...\"}), or one such object per call ({\"verify\":{...},\"settle\":{...}," +
+  "\"supported\":{...}})"
+
+const isStringMap = (value: unknown): value is Record<string, string> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) &&
+  Object.values(value).every((_) => typeof _ === "string")
+
+/** Checks names and values without ever putting a value in the message: they are credentials. */
+const checkedHeaders = (headers: Record<string, string>) => {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) {
+      return invalid("DESK_FACILITATOR_HEADERS", `DESK_FACILITATOR_HEADERS names an invalid header "${name}"`)
+    }
+    if (!HEADER_VALUE.test(value)) {
+      return invalid(
+        "DESK_FACILITATOR_HEADERS",
+        `DESK_FACILITATOR_HEADERS gives header "${name}" a value with a line break or control character`
+      )
+    }
+  }
+  return Either.right(headers)
+}
+
+/** DESK_FACILITATOR_HEADERS (flat or per call) and DESK_FACILITATOR_TOKEN (a bearer token on every call). */
+const facilitatorHeadersOf = (
+  headersJson: Option.Option<Redacted.Redacted>,
+  token: Option.Option<Redacted.Redacted>
+): Either.Either<FacilitatorHeaders, ConfigError.ConfigError> =>
+  Either.gen(function*() {
+    let parsed: unknown = {}
+    if (Option.isSome(headersJson)) {
+      try {
+        parsed = JSON.parse(Redacted.value(headersJson.value))
+      } catch {
+        return yield* invalid("DESK_FACILITATOR_HEADERS", HEADERS_FORMAT)
+      }
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return yield* invalid("DESK_FACILITATOR_HEADERS", HEADERS_FORMAT)
+    }
+    const keys = Object.keys(parsed)
+    const perCall = keys.length > 0 && keys.every((key) => (FACILITATOR_CALLS as ReadonlyArray<string>).includes(key))
+    const calls: Record<string, Record<string, string>> = {}
+    for (const call of FACILITATOR_CALLS) {
+      const headers: unknown = perCall ? (parsed as Record<string, unknown>)[call] ?? {} : parsed
+      if (!isStringMap(headers)) return yield* invalid("DESK_FACILITATOR_HEADERS", HEADERS_FORMAT)
+      const bearer = Option.match(token, {
+        onNone: () => ({}),
+        onSome: (token) => ({ Authorization: `Bearer ${Redacted.value(token).trim()}` })
+      })
+      calls[call] = yield* checkedHeaders({ ...headers, ...bearer })
+    }
+    return { verify: calls["verify"]!, settle: calls["settle"]!, supported: calls["supported"]! }
+  })
+
 const nonEmpty = (name: string) =>
   Config.string(name).pipe(Config.option, Config.map(Option.filter((_) => _.trim() !== "")))
+
+const nonEmptySecret = (name: string) =>
+  Config.redacted(name).pipe(Config.option, Config.map(Option.filter((_) => Redacted.value(_).trim() !== "")))
 
 const raw = Config.all({
   rpcUrl: Config.url("DESK_CHAIN_RPC_URL"),
@@ -92,6 +166,8 @@ const raw = Config.all({
   payTo: nonEmpty("DESK_PAY_TO"),
   walletKey: walletKeyConfig,
   facilitatorUrl: nonEmpty("DESK_FACILITATOR_URL"),
+  facilitatorHeaders: nonEmptySecret("DESK_FACILITATOR_HEADERS"),
+  facilitatorToken: nonEmptySecret("DESK_FACILITATOR_TOKEN"),
   explorerUrl: Config.string("DESK_EXPLORER_URL").pipe(Config.option),
   rpcTimeoutMs: Config.integer("DESK_CHAIN_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
   confirmTimeoutMs: Config.integer("DESK_CONFIRM_TIMEOUT_MS").pipe(Config.withDefault(20_000)),
@@ -133,6 +209,16 @@ export const x402Settings: Config.Config<X402Settings> = raw.pipe(
           "The local facilitator settles with the desk wallet: set DESK_WALLET_PRIVATE_KEY, or DESK_FACILITATOR_URL"
         )
       }
+      if (
+        Option.isNone(c.facilitatorUrl) && (Option.isSome(c.facilitatorHeaders) || Option.isSome(c.facilitatorToken))
+      ) {
+        return yield* invalid(
+          "DESK_FACILITATOR_URL",
+          "DESK_FACILITATOR_TOKEN and DESK_FACILITATOR_HEADERS authenticate to a remote facilitator: set " +
+            "DESK_FACILITATOR_URL, or unset them"
+        )
+      }
+      const facilitatorHeaders = yield* facilitatorHeadersOf(c.facilitatorHeaders, c.facilitatorToken)
       return {
         rpcUrl: c.rpcUrl.toString(),
         network: c.network,
@@ -141,6 +227,7 @@ export const x402Settings: Config.Config<X402Settings> = raw.pipe(
         payTo,
         walletKey,
         facilitatorUrl: c.facilitatorUrl,
+        facilitatorHeaders: Redacted.make(facilitatorHeaders),
         // Unset: the network's public explorer; set but empty: no explorer links (a local chain).
         explorerUrl: Option.match(c.explorerUrl, {
           onNone: () => Option.fromNullable(EXPLORERS[c.network]),

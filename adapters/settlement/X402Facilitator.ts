@@ -4,7 +4,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { toFacilitatorEvmSigner } from "@x402/evm"
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator"
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator"
-import { Option } from "effect"
+import { Option, Redacted } from "effect"
 import type { VerifiablePayment } from "../../src/Domain/X402.ts"
 import type { Chain } from "./X402Chain.ts"
 import type { X402Settings } from "./X402Config.ts"
@@ -47,9 +47,15 @@ const local = (settings: X402Settings, chain: Chain): Facilitator => {
   }
 }
 
+/** A facilitator over HTTP; a hosted one gets its credentials (DESK_FACILITATOR_TOKEN or _HEADERS) on every call. */
 const remote = (settings: X402Settings, url: string): Facilitator => {
-  const client = new HTTPFacilitatorClient({ url, timeoutMs: settings.rpcTimeoutMs + settings.confirmTimeoutMs })
-  const probe = new HTTPFacilitatorClient({ url, timeoutMs: settings.rpcTimeoutMs })
+  const createAuthHeaders = () => Promise.resolve({ ...Redacted.value(settings.facilitatorHeaders) })
+  const client = new HTTPFacilitatorClient({
+    url,
+    timeoutMs: settings.rpcTimeoutMs + settings.confirmTimeoutMs,
+    createAuthHeaders
+  })
+  const probe = new HTTPFacilitatorClient({ url, timeoutMs: settings.rpcTimeoutMs, createAuthHeaders })
   return {
     kind: "remote",
     verify: (payment) => client.verify(...asX402(payment)),

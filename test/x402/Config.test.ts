@@ -201,3 +201,119 @@ describe("x402 with a remote facilitator, and a chain that is not the configured
       }))
   })
 })
+
+const CREDENTIALS = { token: "hosted-facilitator-token-7f3a", apiKey: "key-91c2" }
+
+class HostedFacilitator extends Context.Tag("HostedFacilitator")<HostedFacilitator, {
+  readonly url: string
+  readonly calls: () => number
+  readonly refused: () => number
+}>() {}
+
+class AnonymousDesk extends Context.Tag("AnonymousDesk")<AnonymousDesk, TestDesk["Type"]>() {}
+
+/** The facilitator credentials as an operator sets them, read through the desk's own configuration. */
+const credentialsFrom = (env: Record<string, string>) =>
+  Either.getOrThrow(withChain({ DESK_FACILITATOR_URL: "https://facilitator.example", ...env })).facilitatorHeaders
+
+const PAYMENT_REQUIRED = { config: { paymentRequired: true, outboxIntervalMs: 3_600_000 } }
+
+/**
+ * Two desks on one hosted facilitator that wants a bearer token and an API key on every call: one configured with
+ * them (DESK_FACILITATOR_TOKEN, DESK_FACILITATOR_HEADERS), one without.
+ */
+const hostedDesks = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const testChain = yield* chainScoped()
+    const facilitator = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        startFacilitator(testChain.chain, testChain.chain.accounts.other.privateKey, {
+          requireHeaders: { authorization: `Bearer ${CREDENTIALS.token}`, "x-api-key": CREDENTIALS.apiKey }
+        })
+      ),
+      (_) => Effect.promise(_.close)
+    )
+    const facilitatorHeaders = credentialsFrom({
+      DESK_FACILITATOR_TOKEN: CREDENTIALS.token,
+      DESK_FACILITATOR_HEADERS: JSON.stringify({ "X-Api-Key": CREDENTIALS.apiKey })
+    })
+    const settings = { ...testChain.settings, facilitatorUrl: Option.some(facilitator.url), facilitatorHeaders }
+    const anonymous = deskOn(
+      Pglite.layer({}),
+      X402.layer({ ...settings, facilitatorHeaders: credentialsFrom({}) }),
+      PAYMENT_REQUIRED
+    )
+    return Layer.mergeAll(
+      deskOn(Pglite.layer({}), X402.layer(settings), PAYMENT_REQUIRED),
+      Layer.scoped(AnonymousDesk, Effect.map(Layer.build(anonymous), (context) => Context.get(context, TestDesk))),
+      Layer.succeed(TestChain, { ...testChain, settings }),
+      Layer.succeed(HostedFacilitator, facilitator)
+    ).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
+  })
+)
+
+describe("x402 with a hosted facilitator that wants credentials", () => {
+  it("reads DESK_FACILITATOR_TOKEN and DESK_FACILITATOR_HEADERS, flat or per call, and never prints them", () => {
+    const flat = credentialsFrom({ DESK_FACILITATOR_TOKEN: "t0k", DESK_FACILITATOR_HEADERS: "{\"X-Api-Key\":\"k\"}" })
+    const both = { "X-Api-Key": "k", Authorization: "Bearer t0k" }
+    expect(Redacted.value(flat)).toEqual({ verify: both, settle: both, supported: both })
+    expect(String(flat)).not.toContain("t0k")
+    expect(JSON.stringify(flat)).not.toContain("t0k")
+    const perCall = credentialsFrom({
+      DESK_FACILITATOR_HEADERS: JSON.stringify({ verify: { "X-Sig": "v" }, settle: { "X-Sig": "s" } })
+    })
+    expect(Redacted.value(perCall)).toEqual({ verify: { "X-Sig": "v" }, settle: { "X-Sig": "s" }, supported: {} })
+
+    const failure = (env: Record<string, string>) => {
+      const result = withChain(env)
+      expect(Either.isLeft(result)).toBe(true)
+      return String(Either.getLeft(result).pipe(Option.getOrThrow))
+    }
+    const url = { DESK_FACILITATOR_URL: "https://facilitator.example" }
+    expect(failure({ DESK_FACILITATOR_TOKEN: "t0k" })).toContain("set DESK_FACILITATOR_URL")
+    expect(failure({ ...url, DESK_FACILITATOR_HEADERS: "[1]" })).toContain("must be a JSON object")
+    expect(failure({ ...url, DESK_FACILITATOR_HEADERS: "{\"X-Api-Key\":5}" })).toContain("must be a JSON object")
+    const split = failure({ ...url, DESK_FACILITATOR_HEADERS: JSON.stringify({ "X-Api-Key": "secret\r\nHost: x" }) })
+    expect(split).toContain("line break")
+    expect(split).not.toContain("secret")
+    expect(failure({ ...url, DESK_FACILITATOR_HEADERS: "{\"Bad Name\":\"v\"}" })).toContain("invalid header")
+  })
+
+  layer(hostedDesks, { timeout: 120_000, excludeTestServices: true })((it) => {
+    it.effect("with its credentials the desk verifies and settles; without them it charges nothing and says so", () =>
+      Effect.gen(function*() {
+        const { balanceOf, chain } = yield* TestChain
+        const facilitator = yield* HostedFacilitator
+        expect((yield* send("/api/status")).json).toMatchObject({
+          facilitatorKind: "remote",
+          facilitatorReachable: true
+        })
+        const { id } = yield* fileHandoff(0.2, freshPayee())
+        const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+        const paid = yield* unlockWith(id, newAgentId(), {
+          "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n))
+        })
+        expect(paid.status).toBe(200)
+        expect(paid.json.receipt.mode).toBe("x402")
+        expect(facilitator.refused()).toBe(0)
+        const afterPaid = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+        expect(afterPaid).toBe(before - 200_000n)
+
+        // The same facilitator, a desk without the credentials: its calls are refused and no USDC moves.
+        const anonymous = yield* AnonymousDesk
+        const onAnonymous = Effect.provideService(TestDesk, anonymous)
+        expect((yield* onAnonymous(send("/api/status"))).json).toMatchObject({
+          facilitatorKind: "remote",
+          facilitatorReachable: false
+        })
+        const other = yield* onAnonymous(fileHandoff(0.2, freshPayee()))
+        const unpaid = yield* onAnonymous(unlockWith(other.id, newAgentId(), {
+          "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n))
+        }))
+        expect(unpaid.status).toBe(503)
+        expect(unpaid.json).toMatchObject({ ok: false, error: "settlement_unavailable" })
+        expect(facilitator.refused()).toBeGreaterThanOrEqual(2)
+        expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(afterPaid)
+      }))
+  })
+})

@@ -50,6 +50,7 @@ export const chainScoped = (options: LocalChain.LocalChainOptions = {}) =>
       payTo: chain.accounts.desk.address,
       walletKey: Option.some(Redacted.make(chain.accounts.desk.privateKey)),
       facilitatorUrl: Option.none(),
+      facilitatorHeaders: Redacted.make({ verify: {}, settle: {}, supported: {} }),
       explorerUrl: Option.some(EXPLORER),
       rpcTimeoutMs: 2_000,
       confirmTimeoutMs: 3_000,

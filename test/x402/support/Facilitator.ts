@@ -10,9 +10,14 @@ import type { LocalChain } from "../../../adapters/chain/LocalChain.ts"
 
 /**
  * An x402 facilitator over HTTP (GET /supported, POST /verify, POST /settle), as a third party runs it:
- * x402's own exact EVM facilitator with its own wallet on the local chain.
+ * x402's own exact EVM facilitator with its own wallet on the local chain. A hosted one that wants credentials is
+ * `requireHeaders`: a call without every one of them is answered 401, as a hosted facilitator answers it.
  */
-export const startFacilitator = async (chain: LocalChain, key: Hex) => {
+export const startFacilitator = async (
+  chain: LocalChain,
+  key: Hex,
+  options: { readonly requireHeaders?: Readonly<Record<string, string>> } = {}
+) => {
   const wallet = createWalletClient({
     chain: chain.chain,
     transport: http(chain.rpcUrl),
@@ -29,6 +34,9 @@ export const startFacilitator = async (chain: LocalChain, key: Hex) => {
     .register(`eip155:${chain.chainId}`, new ExactEvmScheme(signer))
     .registerV1("base-sepolia" as `${string}:${string}`, new ExactEvmSchemeV1(signer))
   let calls = 0
+  let refused = 0
+  const authorized = (headers: Record<string, string | Array<string> | undefined>) =>
+    Object.entries(options.requireHeaders ?? {}).every(([name, value]) => headers[name.toLowerCase()] === value)
 
   const server = createServer((request, response) => {
     let body = ""
@@ -36,6 +44,10 @@ export const startFacilitator = async (chain: LocalChain, key: Hex) => {
       calls++
       const reply = (status: number, value: unknown) =>
         response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value))
+      if (!authorized(request.headers)) {
+        refused++
+        return reply(401, { error: "unauthorized" })
+      }
       try {
         if (request.method === "GET" && request.url === "/supported") return reply(200, facilitator.getSupported())
         const { paymentPayload, paymentRequirements } = JSON.parse(body)
@@ -51,6 +63,7 @@ export const startFacilitator = async (chain: LocalChain, key: Hex) => {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls: () => calls,
+    refused: () => refused,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
