@@ -6,6 +6,7 @@ import type { VerifiablePayment } from "./Domain/X402.ts"
 export interface Offer {
   readonly handoffId: string
   readonly title: string
+  readonly teaser: string
   readonly priceMicro: number
   readonly resource: string
 }

@@ -9,6 +9,7 @@ import {
   type VerifiablePayment
 } from "../../src/Domain/X402.ts"
 import type { Offer, VerifiedPayment } from "../../src/Settlement.ts"
+import { UNLOCK_DISCOVERY, UNLOCK_OUTPUT_SCHEMA_V1 } from "./X402Bazaar.ts"
 import type { X402Settings } from "./X402Config.ts"
 
 export const caipNetwork = (settings: X402Settings) => `eip155:${settings.chainId}`
@@ -19,12 +20,13 @@ export const requirementsV1 = (settings: X402Settings, offer: Offer): PaymentReq
   network: settings.network,
   maxAmountRequired: String(offer.priceMicro),
   resource: offer.resource,
-  description: `Unlock ${offer.handoffId}: ${offer.title}`,
+  description: `Unlock ${offer.handoffId}: ${offer.title}. ${offer.teaser}`,
   mimeType: "application/json",
   payTo: settings.payTo,
   maxTimeoutSeconds: settings.maxTimeoutSeconds,
   asset: settings.asset.address,
-  extra: { name: settings.asset.name, version: settings.asset.version }
+  extra: { name: settings.asset.name, version: settings.asset.version },
+  outputSchema: UNLOCK_OUTPUT_SCHEMA_V1
 })
 
 export const toV2 = (settings: X402Settings, requirement: PaymentRequirementsV1): PaymentRequirementsV2 => ({
@@ -49,7 +51,8 @@ export const paymentRequiredV2 = (
     description: accepts[0]?.description ?? "",
     mimeType: accepts[0]?.mimeType ?? "application/json"
   },
-  accepts: accepts.map((_) => toV2(settings, _))
+  accepts: accepts.map((_) => toV2(settings, _)),
+  extensions: UNLOCK_DISCOVERY
 })
 
 export const encodeHeader = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64")

@@ -17,6 +17,7 @@ export type TagStat = typeof TagStat.Type
 export const SealedRow = Schema.Struct({
   seq: DbInt,
   title: Schema.String,
+  teaser: Schema.String,
   filer_did: Schema.String,
   price_micro: DbInt,
   is_demo: Schema.Boolean,
@@ -63,7 +64,8 @@ const make = Effect.gen(function*() {
   const findSealed = SqlSchema.findOne({
     Request: Schema.Number,
     Result: SealedRow,
-    execute: (seq) => sql`SELECT seq, title, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
+    execute: (seq) =>
+      sql`SELECT seq, title, teaser, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
   })
 
   /**
@@ -74,7 +76,7 @@ const make = Effect.gen(function*() {
     Request: Schema.Struct({ seq: Schema.Number, reader: Schema.String }),
     Result: SealedWithBody,
     execute: ({ reader, seq }) =>
-      sql`SELECT h.seq, h.title, h.filer_did, h.price_micro, h.is_demo, h.hash,
+      sql`SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash,
           CASE WHEN h.filer_did = ${reader}
             OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = ${reader}) THEN h.body END AS body
         FROM handoffs h WHERE h.seq = ${seq}`

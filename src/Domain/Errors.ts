@@ -139,7 +139,10 @@ export const PaymentRequirementsV1 = Schema.Struct({
   payTo: Schema.String,
   maxTimeoutSeconds: Schema.Int,
   asset: Schema.String,
-  extra: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  extra: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  outputSchema: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+    description: "x402 Bazaar discovery (v1 form): how to call the unlock and what it answers"
+  })
 }).annotations({ identifier: "PaymentRequirements" })
 export type PaymentRequirementsV1 = typeof PaymentRequirementsV1.Type
 

@@ -61,6 +61,7 @@ export const PaymentRequiredV2 = Schema.Struct({
   x402Version: Schema.Literal(2),
   error: Schema.optional(Schema.String),
   resource: ResourceInfo,
-  accepts: Schema.Array(PaymentRequirementsV2)
+  accepts: Schema.Array(PaymentRequirementsV2),
+  extensions: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 export type PaymentRequiredV2 = typeof PaymentRequiredV2.Type

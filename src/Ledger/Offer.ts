@@ -8,6 +8,7 @@ export const offerOf = (publicUrl: string, handoff: SealedRow): Offer => {
   return {
     handoffId: id,
     title: handoff.title,
+    teaser: handoff.teaser,
     priceMicro: handoff.price_micro,
     resource: `${publicUrl}/api/handoffs/${id}/unlock`
   }

@@ -1,6 +1,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/schemas"
 import { NETWORKS } from "@x402/evm/v1"
+import {
+  extractDiscoveryInfo,
+  extractDiscoveryInfoV1,
+  isDiscoverableV1,
+  validateDiscoveryExtension,
+  validateDiscoveryExtensionSpec
+} from "@x402/extensions/bazaar"
 import { Effect } from "effect"
 import { isAddress } from "viem"
 import { Payouts } from "../../src/Payouts.ts"
@@ -29,7 +36,8 @@ const PRICE = 250_000n
 const expectStrictV1 = (requirement: Record<string, unknown>) => {
   expect(new URL(requirement["resource"] as string).protocol).toMatch(/^https?:$/)
   expect(typeof requirement["mimeType"]).toBe("string")
-  expect(requirement).not.toHaveProperty("outputSchema")
+  // `outputSchema: z.record(z.any()).optional()`: absent, or an object (never null).
+  if ("outputSchema" in requirement) expect(requirement["outputSchema"]).toEqual(expect.any(Object))
   expect(NETWORKS).toContain(requirement["network"])
   expect(requirement["maxAmountRequired"]).toMatch(/^\d+$/)
   expect(isAddress(requirement["payTo"] as string)).toBe(true)
@@ -97,7 +105,8 @@ for (const backend of backends) {
               payTo: chain.accounts.desk.address,
               maxTimeoutSeconds: 300,
               asset: chain.tokenAddress,
-              extra: { name: "USDC", version: "2" }
+              extra: { name: "USDC", version: "2" },
+              outputSchema: expect.objectContaining({ input: expect.objectContaining({ method: "POST" }) })
             })
             const v2 = decodeHeader(answer.headers.get("payment-required"))
             expect(PaymentRequiredV2Schema.safeParse(v2).success).toBe(true)
@@ -118,6 +127,47 @@ for (const backend of backends) {
           }
           expect(yield* receiptsOf(buyer)).toEqual([])
           yield* expectAuditPasses
+        }))
+
+      it.effect("every challenge declares the unlock for Bazaar catalogs, v1 and v2, as x402's own helpers read it", () =>
+        Effect.gen(function*() {
+          const { id } = yield* fileHandoff(0.25)
+          const buyer = newAgentId()
+          const { teaser, title } = (yield* send(`/api/handoffs/${id}`)).json
+          expect(title.length * teaser.length).toBeGreaterThan(0)
+          for (
+            const answer of [yield* send(`/api/handoffs/${id}/body`, { agent: buyer }), yield* unlockWith(id, buyer)]
+          ) {
+            const [v1] = answer.json.accepts
+            expect(isDiscoverableV1(v1)).toBe(true)
+            expect(extractDiscoveryInfoV1(v1)).toMatchObject({
+              input: { type: "http", method: "POST", bodyType: "json", headers: { "X-AGENT-ID": expect.any(String) } },
+              output: { type: "json", example: { ok: true, bodyUrl: "/api/handoffs/DESK-1/body" } }
+            })
+            const fromV1 = extractDiscoveryInfo({ x402Version: 1 } as never, v1)
+            expect(fromV1).toMatchObject({ resourceUrl: v1.resource, method: "POST", x402Version: 1 })
+            expect(fromV1?.description).toContain(title)
+            expect(fromV1?.description).toContain(teaser)
+
+            const v2 = decodeHeader(answer.headers.get("payment-required"))
+            const bazaar = v2.extensions.bazaar
+            expect(validateDiscoveryExtension(bazaar)).toEqual({ valid: true })
+            expect(validateDiscoveryExtensionSpec(bazaar)).toMatchObject({ valid: true })
+            // What a facilitator sees: the client's payment echoes the challenge's resource and extensions.
+            const echoed = { x402Version: 2, resource: v2.resource, accepted: v2.accepts[0], extensions: v2.extensions }
+            const fromV2 = extractDiscoveryInfo(echoed as never, v2.accepts[0])
+            expect(fromV2).toMatchObject({
+              resourceUrl: `${PUBLIC_URL}/api/handoffs/${id}/unlock`,
+              method: "POST",
+              x402Version: 2,
+              discoveryInfo: {
+                input: { type: "http", method: "POST", bodyType: "json", body: { payer: expect.any(String) } },
+                output: { type: "json", example: { ok: true } }
+              }
+            })
+            expect(fromV2?.description).toContain(title)
+            expect(fromV2?.description).toContain(teaser)
+          }
         }))
 
       for (const version of ["v2", "v1"] as const) {
