@@ -19,6 +19,11 @@ export interface VerifiedPayment {
   /** Unix seconds after which the authorization can never be used on-chain. */
   readonly validBefore: number
   readonly payment: VerifiablePayment
+  /**
+   * The client's own id for this purchase (x402 payment-identifier extension, v2): retries under one id with new
+   * authorizations return the first outcome; the id never names a second purchase.
+   */
+  readonly paymentId: string | null
 }
 
 /**

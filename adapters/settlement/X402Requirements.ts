@@ -1,3 +1,11 @@
+import type { PaymentPayload } from "@x402/core/types"
+import {
+  declarePaymentIdentifierExtension,
+  extractAndValidatePaymentIdentifier,
+  PAYMENT_ID_MAX_LENGTH,
+  PAYMENT_ID_MIN_LENGTH,
+  PAYMENT_IDENTIFIER
+} from "@x402/extensions/payment-identifier"
 import { Either, ParseResult, Schema } from "effect"
 import { getAddress, isAddress, isAddressEqual } from "viem"
 import type { PaymentRequirementsV1 } from "../../src/Domain/Errors.ts"
@@ -52,8 +60,14 @@ export const paymentRequiredV2 = (
     mimeType: accepts[0]?.mimeType ?? "application/json"
   },
   accepts: accepts.map((_) => toV2(settings, _)),
-  extensions: UNLOCK_DISCOVERY
+  extensions: CHALLENGE_EXTENSIONS
 })
+
+/** What a v2 challenge declares beside its requirements: Bazaar discovery, and payment ids taken (not required). */
+const CHALLENGE_EXTENSIONS = {
+  ...UNLOCK_DISCOVERY,
+  [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false)
+}
 
 export const encodeHeader = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64")
 
@@ -107,6 +121,20 @@ const acceptedMismatch = (accepted: PaymentRequirementsV2, ours: PaymentRequirem
   return Either.void
 }
 
+/** The payment-identifier extension's id, read and checked by x402's own helper; none when the client sent none. */
+const paymentIdOf = (payload: PaymentPayloadV2) => {
+  // A client that echoes the challenge's declaration without an id (as @x402/fetch does) sent none.
+  const { id, validation } = extractAndValidatePaymentIdentifier(payload as unknown as PaymentPayload)
+  return validation.valid
+    ? Either.right(id)
+    : refuse(
+      "invalid_payment_identifier",
+      `The payment-identifier extension is malformed (${
+        (validation.errors ?? []).join("; ")
+      }): its id is ${PAYMENT_ID_MIN_LENGTH}-${PAYMENT_ID_MAX_LENGTH} letters, digits, "_" or "-".`
+    )
+}
+
 /** Every check that needs no chain: the facilitator then checks the signature, balance and nonce on-chain. */
 export const checkPayment = (
   settings: X402Settings,
@@ -118,6 +146,7 @@ export const checkPayment = (
     const decoded = yield* decodeHeader(header)
     const v1 = requirementsV1(settings, offer)
     let payment: VerifiablePayment
+    let paymentId: string | null = null
     if (decoded.x402Version === 1) {
       if (decoded.scheme !== "exact") return yield* refuse("unsupported_scheme", `Only the "exact" scheme is accepted.`)
       if (decoded.network !== settings.network) {
@@ -127,6 +156,7 @@ export const checkPayment = (
     } else {
       const ours = toV2(settings, v1)
       yield* acceptedMismatch(decoded.accepted, ours)
+      paymentId = yield* paymentIdOf(decoded)
       payment = { x402Version: 2, payload: decoded, requirements: ours }
     }
     const { authorization } = decoded.payload
@@ -152,6 +182,7 @@ export const checkPayment = (
       nonce: authorization.nonce.toLowerCase(),
       amountMicro: offer.priceMicro,
       validBefore: validBefore > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(validBefore),
-      payment
+      payment,
+      paymentId
     } satisfies VerifiedPayment
   })

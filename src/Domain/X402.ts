@@ -46,7 +46,8 @@ export const PaymentPayloadV2 = Schema.Struct({
   x402Version: Schema.Literal(2),
   resource: Schema.optional(ResourceInfo),
   accepted: PaymentRequirementsV2,
-  payload: ExactEvmPayload
+  payload: ExactEvmPayload,
+  extensions: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 export type PaymentPayloadV2 = typeof PaymentPayloadV2.Type
 

@@ -48,7 +48,8 @@ const verifiedOf = (row: SettlementRow): VerifiedPayment => ({
   nonce: row.nonce,
   amountMicro: row.price_micro,
   validBefore: row.valid_before,
-  payment: row.payment
+  payment: row.payment,
+  paymentId: row.payment_id
 })
 
 /**
@@ -232,15 +233,40 @@ export const makePaidUnlock = Effect.gen(function*() {
         validBefore: payment.validBefore,
         fromBlock,
         payment: payment.payment,
+        paymentId: payment.paymentId,
         leaseSeconds,
         settleAttempts: settleNow ? 1 : 0
       })
       return { _tag: "Claimed" as const, row }
     })).pipe(
-      // A concurrent request with the same payment, or another payment for this unlock, claimed first.
+      // A concurrent request with the same payment, payment id, or another payment for this unlock, claimed first.
       Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? Effect.fail(pending()) : Effect.die(error))),
       Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
     )
+
+  /**
+   * A payment id seen again: the first purchase's outcome, whatever authorization this retry carries (it is never
+   * settled); the id of one purchase never buys another.
+   */
+  const sameIdAgain = (row: SettlementRow, agent: DeskId, handoff: SealedRow, offer: Offer) => {
+    if (row.payer !== agent || row.handoff_seq !== handoff.seq) {
+      return Effect.fail(refused(
+        offer,
+        "payment_identifier_reused",
+        "This payment id already names another purchase (another handoff or another buyer); use a new payment id."
+      ))
+    }
+    if (row.status === "failed") {
+      const reason = row.failure_reason ?? "payment_invalid"
+      return refusedFor(
+        row,
+        reason,
+        `The purchase under this payment id was refused earlier (${reason}); this desk was not paid by it. Sign a ` +
+          "new payment under a new payment id."
+      )
+    }
+    return resume(row)
+  }
 
   const unlock = Effect.fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
     const offer = offerOf(publicUrl, handoff)
@@ -255,6 +281,10 @@ export const makePaidUnlock = Effect.gen(function*() {
           "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
         )
       )
+    }
+    if (payment.paymentId !== null) {
+      const named = yield* settlements.byPaymentId(payment.paymentId)
+      if (Option.isSome(named)) return yield* sameIdAgain(named.value, agent, handoff, offer)
     }
     const live = yield* settlements.live(agent, handoff.seq)
     if (Option.isSome(live)) {

@@ -20,7 +20,8 @@ export const SettlementRow = Schema.Struct({
   settle_attempts: DbInt,
   tx_hash: Schema.NullOr(Schema.String),
   failure_reason: Schema.NullOr(Schema.String),
-  receipt_id: Schema.NullOr(Schema.String)
+  receipt_id: Schema.NullOr(Schema.String),
+  payment_id: Schema.NullOr(Schema.String)
 })
 export type SettlementRow = typeof SettlementRow.Type
 
@@ -34,6 +35,7 @@ export const NewClaim = Schema.Struct({
   validBefore: Schema.Number,
   fromBlock: Schema.BigIntFromSelf,
   payment: VerifiablePayment,
+  paymentId: Schema.NullOr(Schema.String),
   leaseSeconds: Schema.Number,
   /** 1 when the caller settles right away; 0 when it first looks the authorization up. */
   settleAttempts: Schema.Number
@@ -45,13 +47,19 @@ const Seq = Schema.Struct({ seq: DbInt })
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql`seq, payer, handoff_seq, price_micro, spend_micro, payer_address, nonce, valid_before, from_block,
-    payment, status, settle_attempts, tx_hash, failure_reason, receipt_id`
+    payment, status, settle_attempts, tx_hash, failure_reason, receipt_id, payment_id`
 
   const byNonce = SqlSchema.findOne({
     Request: Schema.Struct({ payerAddress: Schema.String, nonce: Schema.String }),
     Result: SettlementRow,
     execute: ({ nonce, payerAddress }) =>
       sql`SELECT ${columns} FROM settlements WHERE payer_address = ${payerAddress} AND nonce = ${nonce}`
+  })
+
+  const byPaymentId = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SettlementRow,
+    execute: (paymentId) => sql`SELECT ${columns} FROM settlements WHERE payment_id = ${paymentId}`
   })
 
   const live = SqlSchema.findOne({
@@ -67,11 +75,11 @@ const make = Effect.gen(function*() {
     Result: SettlementRow,
     execute: (claim) =>
       sql`INSERT INTO settlements (payer, handoff_seq, price_micro, spend_micro, x402_version, payer_address, nonce,
-          valid_before, from_block, payment, status, settle_attempts, lease_until)
+          valid_before, from_block, payment, status, settle_attempts, lease_until, payment_id)
         VALUES (${claim.payer}, ${claim.handoffSeq}, ${claim.priceMicro}, ${claim.spendMicro}, ${claim.payment.x402Version},
           ${claim.payerAddress}, ${claim.nonce}, ${claim.validBefore}, ${claim.fromBlock.toString()},
           ${JSON.stringify(claim.payment)}::jsonb, 'pending', ${claim.settleAttempts},
-          now() + ${claim.leaseSeconds} * interval '1 second')
+          now() + ${claim.leaseSeconds} * interval '1 second', ${claim.paymentId})
         RETURNING ${columns}`
   })
 
@@ -129,6 +137,7 @@ const make = Effect.gen(function*() {
 
   return {
     byNonce: (payerAddress: string, nonce: string) => Effect.orDie(byNonce({ payerAddress, nonce })),
+    byPaymentId: (paymentId: string) => Effect.orDie(byPaymentId(paymentId)),
     live: (payer: string, handoffSeq: number) => Effect.orDie(live({ payer, handoffSeq })),
     insert: (claim: NewClaim) => insert(claim),
     lease: (seq: number, seconds: number) => Effect.orDie(lease({ seq, seconds })),

@@ -7,6 +7,7 @@ import hotUpdates from "./0005_hot_updates.ts"
 import moneySafety from "./0006_money_safety.ts"
 import boundedQueries from "./0007_bounded_queries.ts"
 import bodyKeys from "./0008_body_keys.ts"
+import paymentIds from "./0009_payment_ids.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -17,7 +18,8 @@ export const migrations = {
   "0005_hot_updates": hotUpdates,
   "0006_money_safety": moneySafety,
   "0007_bounded_queries": boundedQueries,
-  "0008_body_keys": bodyKeys
+  "0008_body_keys": bodyKeys,
+  "0009_payment_ids": paymentIds
 }
 
 export const loader = Migrator.fromRecord(migrations)

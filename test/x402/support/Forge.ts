@@ -26,6 +26,8 @@ export interface Forgery {
   readonly network?: string
   /** v2: changes to the echoed `accepted` requirement. */
   readonly accepted?: Record<string, unknown>
+  /** v2: the payload's `extensions` (a payment id, say). */
+  readonly extensions?: Record<string, unknown>
 }
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64")
@@ -89,7 +91,8 @@ export const forger = (chain: LocalChain) => {
         extra: { name: "USDC", version: "2" },
         ...forgery.accepted
       },
-      payload: await signed(priceMicro, forgery)
+      payload: await signed(priceMicro, forgery),
+      ...(forgery.extensions === undefined ? {} : { extensions: forgery.extensions })
     })
 
   return { v1, v2 }
