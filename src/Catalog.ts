@@ -70,7 +70,7 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* agents.update(agent, payoutAddress, record.spend_cap_micro)
+      yield* agents.update(agent, payoutAddress, record.spend_cap_micro, record.require_sign_in)
     })
 
   const payoutIssues = (request: FilingRequest) => {

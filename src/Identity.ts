@@ -67,6 +67,7 @@ const make = Effect.gen(function*() {
       sales: stats.sales,
       purchases: stats.purchases,
       since: row.value.created_at.toISOString(),
+      requireSignIn: row.value.require_sign_in,
       payoutChangeRule: PAYOUT_CHANGE_RULE
     } satisfies AgentView
   })
@@ -80,11 +81,13 @@ const make = Effect.gen(function*() {
         })
       )
     }
-    if (request.payoutAddress === undefined && request.spendCapUsd === undefined) {
+    if (
+      request.payoutAddress === undefined && request.spendCapUsd === undefined && request.requireSignIn === undefined
+    ) {
       return yield* Effect.fail(
         new InvalidRequest({
-          message: "Send payoutAddress, spendCapUsd or both.",
-          issues: [{ path: "", message: "needs payoutAddress or spendCapUsd" }]
+          message: "Send payoutAddress, spendCapUsd or requireSignIn (any of them).",
+          issues: [{ path: "", message: "needs payoutAddress, spendCapUsd or requireSignIn" }]
         })
       )
     }
@@ -110,7 +113,7 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* repo.update(agent.id, payoutAddress, cap)
+      yield* repo.update(agent.id, payoutAddress, cap, request.requireSignIn ?? agent.require_sign_in)
     })).pipe(Effect.catchTag("SqlError", Effect.die))
     return yield* Effect.orDie(view(request.id))
   })

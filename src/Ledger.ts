@@ -2,7 +2,14 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HandoffRepo, type SealedRow } from "./Catalog/HandoffRepo.ts"
 import { DeskConfig } from "./Config.ts"
-import { InvalidRequest, NotFound, NotUnlocked, PaymentRequired, SettlementPending } from "./Domain/Errors.ts"
+import {
+  InvalidRequest,
+  NotFound,
+  NotUnlocked,
+  PaymentRequired,
+  SettlementPending,
+  SignInRefused
+} from "./Domain/Errors.ts"
 import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
@@ -13,8 +20,10 @@ import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
 import { capExceeded, kindOf, mayVote, spendOf } from "./Ledger/Rules.ts"
 import { isUniqueViolation, Sales } from "./Ledger/Sales.ts"
 import { SettlementRepo } from "./Ledger/SettlementRepo.ts"
+import { SignInNonceRepo } from "./Ledger/SignInNonceRepo.ts"
 import { Payouts } from "./Payouts.ts"
 import { Settlement } from "./Settlement.ts"
+import type { SignInProof } from "./SignIn.ts"
 
 export type { Unlocked } from "./Ledger/PaidUnlock.ts"
 
@@ -27,6 +36,7 @@ const make = Effect.gen(function*() {
   const settlements = yield* SettlementRepo
   const sales = yield* Sales
   const config = yield* DeskConfig
+  const signInNonces = yield* SignInNonceRepo
 
   const notFound = (id: string) =>
     new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
@@ -106,7 +116,24 @@ const make = Effect.gen(function*() {
     return yield* paid.unlock(agent, handoff, payment.value)
   })
 
+  /** The body read by an identity's X-AGENT-ID, unless that identity reads only by signing in with its wallet. */
   const body = Effect.fn("Ledger.body")(function*(handoffId: string, agent: Option.Option<DeskId>) {
+    if (Option.isSome(agent)) {
+      const row = yield* Effect.orDie(agents.find(agent.value))
+      if (Option.isSome(row) && row.value.require_sign_in) {
+        return yield* Effect.fail(
+          new SignInRefused({
+            reason: "siwx_required",
+            message: "This id reads bodies only by Sign-In-With-X: request the body without X-AGENT-ID and answer " +
+              "the 402's sign-in challenge with the wallet that paid (SIGN-IN-WITH-X)."
+          })
+        )
+      }
+    }
+    return yield* readBody(handoffId, agent)
+  })
+
+  const readBody = Effect.fn("Ledger.readBody")(function*(handoffId: string, agent: Option.Option<DeskId>) {
     const seq = handoffSeq(handoffId)
     // No agent reads as "": no filer or payer has that id, so the body stays sealed.
     const row = Option.isSome(seq)
@@ -130,6 +157,33 @@ const make = Effect.gen(function*() {
       hash: handoff.hash,
       body: handoff.body
     }
+  })
+
+  /**
+   * The body for a wallet that signed in (Sign-In-With-X) instead of naming an identity: read as the identity its
+   * payment bought it for. The proof is spent only when it reads.
+   */
+  const bodyForWallet = Effect.fn("Ledger.bodyForWallet")(function*(handoffId: string, proof: SignInProof) {
+    const handoff = yield* sealed(handoffId)
+    const bought = yield* receipts.findPaidBy(proof.address, handoff.seq)
+    if (Option.isNone(bought)) {
+      return yield* Effect.fail(
+        new SignInRefused({
+          reason: "siwx_wallet_not_paid",
+          message: `No payment from ${proof.address} bought ${handoffId}: sign in with the wallet that paid, or ` +
+            "unlock it first."
+        })
+      )
+    }
+    if (!(yield* signInNonces.consume(proof.nonce, proof.acceptedUntil))) {
+      return yield* Effect.fail(
+        new SignInRefused({
+          reason: "siwx_nonce_used",
+          message: "This signed message was used already: each sign-in reads once; sign the fresh challenge."
+        })
+      )
+    }
+    return yield* readBody(handoffId, Option.some(bought.value.payer as DeskId))
   })
 
   const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {
@@ -160,6 +214,7 @@ const make = Effect.gen(function*() {
   return {
     unlock,
     body,
+    bodyForWallet,
     feedback,
     reconcile: paid.reconcile,
     list: receipts.list,
@@ -179,6 +234,7 @@ export class Ledger extends Context.Tag("Ledger")<Ledger, Effect.Effect.Success<
       ReceiptRepo.layer,
       SettlementRepo.layer,
       PayoutRepo.layer,
+      SignInNonceRepo.layer,
       Payouts.layer
     ])
   )

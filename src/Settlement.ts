@@ -122,7 +122,9 @@ export class Settlement extends Context.Tag("Settlement")<Settlement, {
   /** The same challenge as x402 v2 `PAYMENT-REQUIRED` header value, when the rail takes payments. */
   readonly paymentRequiredHeader: (
     accepts: ReadonlyArray<PaymentRequirementsV1>,
-    error: string | undefined
+    error: string | undefined,
+    /** More of the challenge's `extensions` (a sign-in on a body's 402). */
+    extensions?: Readonly<Record<string, unknown>>
   ) => Option.Option<string>
   /** The `X-PAYMENT-RESPONSE` (v1) or `PAYMENT-RESPONSE` (v2) header for a settled payment. */
   readonly paymentResponseHeader: (payment: VerifiedPayment, txHash: string) => readonly [name: string, value: string]

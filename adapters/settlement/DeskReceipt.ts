@@ -1,6 +1,7 @@
 import { Config, Duration, Effect, Layer, Option } from "effect"
 import { PaymentInvalid } from "../../src/Domain/Errors.ts"
 import { type Rail, Settlement } from "../../src/Settlement.ts"
+import { SignIn } from "../../src/SignIn.ts"
 
 const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 
@@ -12,7 +13,7 @@ const refuse = Effect.fail(
 )
 
 /** Desk receipts: the ledger records the sale and no USDC moves. */
-export const layer = Layer.effect(
+const settlement = Layer.effect(
   Settlement,
   Effect.gen(function*() {
     const network = yield* Config.string("DESK_NETWORK").pipe(Config.withDefault("base"))
@@ -48,3 +49,6 @@ export const layer = Layer.effect(
     })
   })
 )
+
+/** No wallet pays a desk-receipt desk, so none signs in to it. */
+export const layer = Layer.merge(settlement, SignIn.none)

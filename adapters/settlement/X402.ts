@@ -13,6 +13,7 @@ import { type X402Settings, x402Settings } from "./X402Config.ts"
 import { makeFacilitator } from "./X402Facilitator.ts"
 import { makePayouts } from "./X402Payouts.ts"
 import { caipNetwork, checkPayment, encodeHeader, paymentRequiredV2, requirementsV1 } from "./X402Requirements.ts"
+import * as X402SignIn from "./X402SignIn.ts"
 
 const RETRY_AFTER_SECONDS = 5
 
@@ -170,8 +171,10 @@ export const make = (settings: X402Settings) =>
     return Settlement.of({
       rail,
       accepts: (offer) => [requirementsV1(settings, offer)],
-      paymentRequiredHeader: (accepts, error) =>
-        accepts.length === 0 ? Option.none() : Option.some(encodeHeader(paymentRequiredV2(settings, accepts, error))),
+      paymentRequiredHeader: (accepts, error, extensions) =>
+        accepts.length === 0
+          ? Option.none()
+          : Option.some(encodeHeader(paymentRequiredV2(settings, accepts, error, extensions))),
       paymentResponseHeader: (payment, txHash) =>
         payment.payment.x402Version === 1
           ? [
@@ -224,6 +227,8 @@ export const make = (settings: X402Settings) =>
   })
 
 /** x402 settlement on the configured chain; startup fails with one clear line when the RPC is another chain. */
-export const layer = (settings: X402Settings) => Layer.effect(Settlement, make(settings))
+/** Settlement on-chain, and sign-in by the wallets that pay. */
+export const layer = (settings: X402Settings) =>
+  Layer.merge(Layer.effect(Settlement, make(settings)), X402SignIn.layer(settings))
 
-export const layerConfig = Layer.effect(Settlement, Effect.flatMap(x402Settings, make))
+export const layerConfig = Layer.unwrapEffect(Effect.map(x402Settings, layer))

@@ -50,7 +50,8 @@ export const toV2 = (settings: X402Settings, requirement: PaymentRequirementsV1)
 export const paymentRequiredV2 = (
   settings: X402Settings,
   accepts: ReadonlyArray<PaymentRequirementsV1>,
-  error: string | undefined
+  error: string | undefined,
+  extensions: Readonly<Record<string, unknown>> = {}
 ): PaymentRequiredV2 => ({
   x402Version: 2,
   ...(error === undefined ? {} : { error }),
@@ -60,7 +61,7 @@ export const paymentRequiredV2 = (
     mimeType: accepts[0]?.mimeType ?? "application/json"
   },
   accepts: accepts.map((_) => toV2(settings, _)),
-  extensions: CHALLENGE_EXTENSIONS
+  extensions: { ...CHALLENGE_EXTENSIONS, ...extensions }
 })
 
 /** What a v2 challenge declares beside its requirements: Bazaar discovery, and payment ids taken (not required). */

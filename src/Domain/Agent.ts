@@ -20,6 +20,13 @@ export const AgentRegistration = Schema.Struct({
   spendCapUsd: Schema.optional(
     UsdAmount.annotations({ description: "Highest total you allow this identity to spend" })
   ),
+  requireSignIn: Schema.optional(
+    Schema.Literal(true).annotations({
+      description: "true: the bodies this id bought are read only with a Sign-In-With-X proof by the wallet that " +
+        "paid (SIGN-IN-WITH-X on GET /api/handoffs/:id/body), never by X-AGENT-ID alone. One way: it cannot be " +
+        "turned off, since anyone who knows the id could turn it off"
+    })
+  ),
   payoutSignature: Schema.optional(
     Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]+$/)).annotations({
       description: "Needed only to change a registered payoutAddress: EIP-191 signature by the current payout " +
@@ -49,6 +56,9 @@ export const AgentView = Schema.Struct({
   sales: Schema.Int,
   purchases: Schema.Int,
   since: Schema.String,
+  requireSignIn: Schema.Boolean.annotations({
+    description: "true: X-AGENT-ID alone reads no bodies for this id; a Sign-In-With-X proof by the paying wallet does"
+  }),
   payoutChangeRule: Schema.String
 }).annotations({ identifier: "Agent" })
 export type AgentView = typeof AgentView.Type

@@ -162,6 +162,17 @@ export class PaymentRequired extends Schema.Class<PaymentRequired>("PaymentRequi
  * x402 answers a refused payment with a fresh challenge: a 402 whose `reason` says why (the facilitator's
  * reason code, or the desk's own check), so a client can sign again or give up. Nothing was charged.
  */
+/**
+ * A `SIGN-IN-WITH-X` proof that reads no body: malformed, for another origin or resource, expired, signed by
+ * another address, used before, or from a wallet that bought nothing here. `reason` is stable.
+ */
+export class SignInRefused extends Schema.Class<SignInRefused>("SignInRefused")(
+  { ...envelope("siwx_refused"), reason: Schema.String },
+  status(401, "The SIGN-IN-WITH-X proof was refused; `reason` says why (see docs/settlement.md)")
+) {
+  readonly _tag = "SignInRefused"
+}
+
 export class PaymentInvalid extends Schema.Class<PaymentInvalid>("PaymentInvalid")(
   {
     ...envelope("payment_invalid"),

@@ -7,6 +7,7 @@ export const AgentRow = Schema.Struct({
   payout_address: Schema.NullOr(Schema.String),
   spend_cap_micro: DbInt,
   spent_micro: DbInt,
+  require_sign_in: Schema.Boolean,
   created_at: DbDate
 })
 export type AgentRow = typeof AgentRow.Type
@@ -41,8 +42,9 @@ const make = Effect.gen(function*() {
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
   })
 
-  const update = (id: string, payoutAddress: string | null, capMicro: number) =>
-    sql`UPDATE agents SET payout_address = ${payoutAddress}, spend_cap_micro = ${capMicro}, updated_at = now()
+  const update = (id: string, payoutAddress: string | null, capMicro: number, requireSignIn: boolean) =>
+    sql`UPDATE agents SET payout_address = ${payoutAddress}, spend_cap_micro = ${capMicro},
+        require_sign_in = ${requireSignIn}, updated_at = now()
       WHERE id = ${id}`
 
   /** Adds to the identity's spend only if it stays within its cap; no row back means the cap would break. */
@@ -71,8 +73,8 @@ const make = Effect.gen(function*() {
     ensure: (id: string) => Effect.orDie(ensure(id)),
     lock: (id: string) => Effect.orDie(lock(id)),
     find: (id: string) => Effect.orDie(find(id)),
-    update: (id: string, payoutAddress: string | null, capMicro: number) =>
-      Effect.orDie(update(id, payoutAddress, capMicro)),
+    update: (id: string, payoutAddress: string | null, capMicro: number, requireSignIn: boolean) =>
+      Effect.orDie(update(id, payoutAddress, capMicro, requireSignIn)),
     spend: (id: string, amount: number) => Effect.orDie(spend({ id, amount })),
     stats: (id: string) => Effect.orDie(stats(id))
   } as const

@@ -12,6 +12,7 @@ import {
   PaymentRequired,
   SettlementPending,
   SettlementUnavailable,
+  SignInRefused,
   SpendCapExceeded
 } from "../Domain/Errors.ts"
 import { BodyResponse, FeedbackRequest, FeedbackResponse, UnlockRequest, UnlockResponse } from "../Domain/Receipt.ts"
@@ -24,6 +25,15 @@ export const PaymentHeaders = Schema.Struct({
     description: "x402 v1: base64 JSON of a signed EIP-3009 USDC authorization for the challenge's accepts[]"
   })),
   "payment-signature": Schema.optional(Schema.String.annotations({ description: "x402 v2 payment payload" }))
+})
+
+export const BodyHeaders = Schema.Struct({
+  ...AgentHeaders.fields,
+  "sign-in-with-x": Schema.optional(Schema.String.annotations({
+    description:
+      "x402 Sign-In-With-X: base64 JSON of the body's 402 challenge (extensions[\"sign-in-with-x\"]) signed " +
+      "by the wallet that paid; reads the body without X-AGENT-ID, once per signed message"
+  }))
 })
 
 export class LedgerApi extends HttpApiGroup.make("ledger")
@@ -56,10 +66,11 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.get("body", "/api/handoffs/:id/body")
       .setPath(HandoffPath)
-      .setHeaders(AgentHeaders)
+      .setHeaders(BodyHeaders)
       .addSuccess(BodyResponse)
       .addError(NotFound)
       .addError(InvalidAgentId)
+      .addError(SignInRefused)
       .addError(PaymentRequired)
       .annotate(OpenApi.Summary, "The sealed body, for an identity that unlocked it (402 before)")
   )

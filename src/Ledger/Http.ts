@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
+import { DeskConfig } from "../Config.ts"
 import { toUsd } from "../Domain/Money.ts"
 import { pagesOf } from "../Domain/Paging.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
@@ -8,6 +9,7 @@ import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
 import { Settlement } from "../Settlement.ts"
+import { SignIn } from "../SignIn.ts"
 import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
 import { toReceipt } from "./toReceipt.ts"
 
@@ -15,6 +17,8 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
   Effect.gen(function*() {
     const ledger = yield* Ledger
     const settlement = yield* Settlement
+    const signIn = yield* SignIn
+    const { publicUrl } = yield* DeskConfig
     const { rail } = settlement
     const receiptFor = (audience: "buyer" | "public") => (row: Parameters<typeof toReceipt>[0]) =>
       toReceipt(row, rail.explorerTxUrl, audience)
@@ -36,13 +40,27 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
         }).pipe(Effect.tapError(failureHeaders(settlement))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
+          const resourceUrl = `${publicUrl}/api/handoffs/${path.id}/body`
+          const proof = headers["sign-in-with-x"]
+          if (proof !== undefined && proof.trim() !== "") {
+            return yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
+          }
           const header = headers[AGENT_HEADER]
           // A blank header is no identity: the caller gets the 402 challenge, like a caller without one.
           const agent = header === undefined || header.trim() === ""
             ? Option.none()
             : Option.some(yield* requireAgentId(header))
           return yield* ledger.body(path.id, agent)
-        }).pipe(Effect.catchTag("AgentIdRequired", Effect.die), Effect.tapError(failureHeaders(settlement))))
+        }).pipe(
+          Effect.catchTag("AgentIdRequired", Effect.die),
+          // The body's 402 also offers a sign-in to the wallet that paid (x402 Sign-In-With-X).
+          Effect.tapError(
+            failureHeaders(
+              settlement,
+              Option.getOrElse(signIn.challenge(`${publicUrl}/api/handoffs/${path.id}/body`), () => ({}))
+            )
+          )
+        ))
       .handle("feedback", ({ headers, path, payload }) =>
         Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
           ledger.feedback(agent, path.id, payload.useful)))

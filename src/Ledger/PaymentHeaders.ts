@@ -11,10 +11,14 @@ const respondWith = (headers: Record<string, string>) =>
  * x402 lives partly in headers the error schemas cannot carry: the v2 challenge (`PAYMENT-REQUIRED`, also on
  * a refused payment, with its reason) and `Retry-After` while a settlement is pending or the chain is down.
  */
-export const failureHeaders = (settlement: Settlement["Type"]) => (error: unknown) => {
+export const failureHeaders = (
+  settlement: Settlement["Type"],
+  extensions: Readonly<Record<string, unknown>> = {}
+) =>
+(error: unknown) => {
   if (error instanceof PaymentRequired || error instanceof PaymentInvalid) {
     const reason = error instanceof PaymentInvalid ? error.reason : error.error
-    const header = settlement.paymentRequiredHeader(error.accepts, reason)
+    const header = settlement.paymentRequiredHeader(error.accepts, reason, extensions)
     return respondWith({
       "cache-control": "no-store",
       ...Option.match(header, { onNone: () => ({}), onSome: (value) => ({ "payment-required": value }) })

@@ -41,6 +41,14 @@ const make = Effect.gen(function*() {
     execute: ({ handoffSeq, payer }) => sql`${select} WHERE r.payer = ${payer} AND r.handoff_seq = ${handoffSeq}`
   })
 
+  /** The receipt that an on-chain payment from `wallet` bought for this handoff, if one did. */
+  const findPaidBy = SqlSchema.findOne({
+    Request: Schema.Struct({ wallet: Schema.String, handoffSeq: Schema.Number }),
+    Result: ReceiptRow,
+    execute: ({ handoffSeq, wallet }) =>
+      sql`${select} WHERE r.payment_payer_address = ${wallet} AND r.handoff_seq = ${handoffSeq} ORDER BY r.seq LIMIT 1`
+  })
+
   /**
    * The one receipt writer, for both rails, in one statement: the receipt (with the filer's payout address as
    * registered now unless given), the purchase counted unless the rules say not, the payout row when the share
@@ -143,6 +151,7 @@ const make = Effect.gen(function*() {
 
   return {
     findFor: (payer: string, handoffSeq: number) => Effect.orDie(findFor({ payer, handoffSeq })),
+    findPaidBy: (wallet: string, handoffSeq: number) => Effect.orDie(findPaidBy({ wallet, handoffSeq })),
     /** Fails only with a SqlError (a unique violation is the caller's to read); anything else is a defect. */
     record: (receipt: NewReceipt) =>
       record(receipt).pipe(Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })),

@@ -21,6 +21,7 @@ import {
   PayoutChangeRefused,
   SettlementPending,
   SettlementUnavailable,
+  SignInRefused,
   SpendCapExceeded,
   Unavailable
 } from "../Domain/Errors.ts"
@@ -62,7 +63,8 @@ const ToolFailure = Schema.Union(
   SettlementPending,
   SettlementUnavailable,
   Unavailable,
-  DuplicateBody
+  DuplicateBody,
+  SignInRefused
 )
 type ToolFailure = typeof ToolFailure.Type
 

@@ -8,6 +8,7 @@ import moneySafety from "./0006_money_safety.ts"
 import boundedQueries from "./0007_bounded_queries.ts"
 import bodyKeys from "./0008_body_keys.ts"
 import paymentIds from "./0009_payment_ids.ts"
+import siwxNonces from "./0010_siwx_nonces.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -19,7 +20,8 @@ export const migrations = {
   "0006_money_safety": moneySafety,
   "0007_bounded_queries": boundedQueries,
   "0008_body_keys": bodyKeys,
-  "0009_payment_ids": paymentIds
+  "0009_payment_ids": paymentIds,
+  "0010_siwx_nonces": siwxNonces
 }
 
 export const loader = Migrator.fromRecord(migrations)
