@@ -11,7 +11,8 @@ const NEVER_SENT = new Set(["HttpApiDecodeError"])
 const HEADER_NAMES: Record<string, string> = {
   "x-agent-id": "X-AGENT-ID",
   "x-payment": "X-PAYMENT",
-  "payment-signature": "PAYMENT-SIGNATURE"
+  "payment-signature": "PAYMENT-SIGNATURE",
+  "sign-in-with-x": "SIGN-IN-WITH-X"
 }
 
 const RESPONSE_HEADERS: Record<string, Record<string, Json>> = {

@@ -94,8 +94,10 @@ describe("the OpenAPI document", () => {
       ["PAYMENT-SIGNATURE", false]
     ])
     expect(headers(doc.paths["/api/handoffs/{id}/body"].get).map((_: Json) => [_.name, _.required])).toEqual([
-      ["X-AGENT-ID", false]
+      ["X-AGENT-ID", false],
+      ["SIGN-IN-WITH-X", false]
     ])
+    expect(codesOf(doc.paths["/api/handoffs/{id}/body"].get, 401)).toEqual(["siwx_refused"])
     const register = doc.paths["/api/agents"].post
     expect(headers(register).map((_: Json) => [_.name, _.required])).toEqual([["X-AGENT-ID", true]])
     expect(codesOf(register, 401)).toEqual(["agent_id_required"])
