@@ -1,4 +1,4 @@
-import { Migrator, SqlClient } from "@effect/sql"
+import { Migrator, SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { loader } from "./Migrations/index.ts"
 
@@ -26,3 +26,7 @@ const runMigrations = Effect.zipRight(ensureMigrationsTable, Migrator.make({})({
 /** A SqlClient whose schema is current: the desk cannot start on an old schema. */
 export const migrated = <E, R>(storage: Layer.Layer<SqlClient.SqlClient, E, R>) =>
   Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(storage))
+
+/** PostgreSQL's (and PGlite's) unique_violation: a constraint refused a second row where one may exist. */
+export const isUniqueViolation = (error: SqlError.SqlError) =>
+  (error.cause as { code?: unknown } | undefined)?.code === "23505"

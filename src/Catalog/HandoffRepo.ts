@@ -1,7 +1,8 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
+import { isUniqueViolation } from "../Sql.ts"
 import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
@@ -29,9 +30,6 @@ const SealedWithBody = Schema.Struct({ ...SealedRow.fields, body: Schema.NullOr(
 
 /** An insert refused by the unique body key: another handoff lists this body (the constraint is the backstop). */
 export class BodyTaken extends Data.TaggedError("BodyTaken")<{ readonly bodyKey: string }> {}
-
-const isUniqueViolation = (error: SqlError.SqlError) =>
-  (error.cause as { code?: unknown } | undefined)?.code === "23505"
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -11,7 +11,7 @@ import { Ledger } from "../Ledger.ts"
 import { Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
 import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
-import { toReceipt } from "./toReceipt.ts"
+import { toReceipt, toUnlockResponse } from "./toReceipt.ts"
 
 export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
   Effect.gen(function*() {
@@ -30,13 +30,7 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
           const result = yield* ledger.unlock(agent, path.id, payload.payer, payment)
           yield* settledHeaders(settlement, result)
-          const unlocked = receiptFor("buyer")(result.receipt)
-          return {
-            ok: true as const,
-            alreadyUnlocked: result.alreadyUnlocked,
-            receipt: unlocked,
-            bodyUrl: `/api/handoffs/${unlocked.handoffId}/body`
-          }
+          return toUnlockResponse(result, rail.explorerTxUrl)
         }).pipe(Effect.tapError(failureHeaders(settlement))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {

@@ -8,11 +8,12 @@ import type { DeskId } from "../Domain/Ids.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { Payouts } from "../Payouts.ts"
 import { type Offer, Settlement, type TransferRef, type VerifiedPayment } from "../Settlement.ts"
+import { isUniqueViolation } from "../Sql.ts"
 import { offerOf } from "./Offer.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
 import type { ReceiptRow } from "./ReceiptRow.ts"
 import { capExceeded, kindOf, spendOf } from "./Rules.ts"
-import { isUniqueViolation, Sales } from "./Sales.ts"
+import { Sales } from "./Sales.ts"
 import { SettlementRepo, type SettlementRow } from "./SettlementRepo.ts"
 
 export interface Unlocked {

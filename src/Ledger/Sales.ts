@@ -1,4 +1,3 @@
-import type { SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { SealedRow } from "../Catalog/HandoffRepo.ts"
@@ -21,10 +20,6 @@ export interface Sale {
 }
 
 export const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
-
-/** PostgreSQL's (and PGlite's) unique_violation: a constraint refused a second row where one may exist. */
-export const isUniqueViolation = (error: SqlError.SqlError) =>
-  (error.cause as { code?: unknown } | undefined)?.code === "23505"
 
 const make = Effect.gen(function*() {
   const receipts = yield* ReceiptRepo

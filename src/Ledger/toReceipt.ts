@@ -32,3 +32,17 @@ export const toReceipt = (
   network: row.network,
   at: row.created_at.toISOString()
 })
+
+/** What an unlock answers on REST and MCP alike: the buyer's receipt and where to read the body. */
+export const toUnlockResponse = (
+  unlocked: { readonly alreadyUnlocked: boolean; readonly receipt: ReceiptRow },
+  explorerTxUrl: (txHash: string) => string | null
+) => {
+  const receipt = toReceipt(unlocked.receipt, explorerTxUrl, "buyer")
+  return {
+    ok: true as const,
+    alreadyUnlocked: unlocked.alreadyUnlocked,
+    receipt,
+    bodyUrl: `/api/handoffs/${receipt.handoffId}/body`
+  }
+}

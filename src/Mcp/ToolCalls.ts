@@ -31,7 +31,7 @@ import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
-import { toReceipt } from "../Ledger/toReceipt.ts"
+import { toReceipt, toUnlockResponse } from "../Ledger/toReceipt.ts"
 import { Settlement } from "../Settlement.ts"
 import {
   DeskStatus,
@@ -162,14 +162,8 @@ const make = Effect.gen(function*() {
     unlock_handoff: runner(UnlockHandoff, (input, header) =>
       Effect.gen(function*() {
         const agent = yield* identify(input.agentId, header)
-        const { alreadyUnlocked, receipt } = yield* ledger.unlock(
-          agent,
-          input.id,
-          agent,
-          Option.fromNullable(input.payment)
-        )
-        const unlocked = receiptOf(receipt, "buyer")
-        return { ok: true, alreadyUnlocked, receipt: unlocked, bodyUrl: `/api/handoffs/${unlocked.handoffId}/body` }
+        const unlocked = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
+        return toUnlockResponse(unlocked, settlement.rail.explorerTxUrl)
       })),
     fetch_body: runner(FetchBody, (input, header) =>
       Effect.gen(function*() {
