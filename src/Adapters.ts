@@ -4,12 +4,15 @@ import * as MemoryRateStore from "../adapters/ratelimit/Memory.ts"
 import * as RedisRateStore from "../adapters/ratelimit/Redis.ts"
 import * as DeskReceipt from "../adapters/settlement/DeskReceipt.ts"
 import * as X402 from "../adapters/settlement/X402.ts"
-import { networkConfig, walletKeyConfig } from "../adapters/settlement/X402Config.ts"
+import { networkChainId, networkConfig, walletKeyConfig } from "../adapters/settlement/X402Config.ts"
+import * as OfferReceipt from "../adapters/signing/OfferReceipt.ts"
+import { signingKeyConfig } from "../adapters/signing/OfferReceiptConfig.ts"
 import * as Pglite from "../adapters/storage/Pglite.ts"
 import * as Postgres from "../adapters/storage/Postgres.ts"
 import { DeskConfig } from "./Config.ts"
 import { StartupError } from "./Domain/StartupError.ts"
 import { policyConfig } from "./RateLimiter.ts"
+import { ReceiptSigning } from "./ReceiptSigning.ts"
 
 const nonEmpty = <A>(config: Config.Config<A>, value: (a: A) => string) =>
   config.pipe(Config.option, Config.map(Option.filter((a) => value(a).trim() !== "")))
@@ -60,3 +63,16 @@ export const SettlementLive = Layer.unwrapEffect(
 
 /** Settlement that moves no money, for commands that record without selling (seeding). */
 export const LedgerOnlySettlement = DeskReceipt.layer
+
+/**
+ * Offers and receipts are signed by EIP-712 with the desk wallet when DESK_WALLET_PRIVATE_KEY is set, by JWS with
+ * DESK_RECEIPT_SIGNING_KEY otherwise, and not at all without either.
+ */
+export const ReceiptSigningLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const [wallet, network, signingKey] = yield* Config.all([walletKeyConfig, networkConfig, signingKeyConfig])
+    if (Option.isSome(wallet)) return OfferReceipt.eip712(wallet.value, networkChainId(network))
+    if (Option.isSome(signingKey)) return OfferReceipt.jws(signingKey.value)
+    return ReceiptSigning.none
+  })
+)

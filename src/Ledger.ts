@@ -219,6 +219,7 @@ const make = Effect.gen(function*() {
     feedback,
     reconcile: paid.reconcile,
     list: receipts.list,
+    findReceipt: receipts.findById,
     recentSales: receipts.recentSales,
     totals: receipts.totals,
     census: receipts.census

@@ -1,6 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Layer } from "effect"
-import { LedgerOnlySettlement, RateLimiterLive, SettlementLive, StoreLive } from "./Adapters.ts"
+import { LedgerOnlySettlement, RateLimiterLive, ReceiptSigningLive, SettlementLive, StoreLive } from "./Adapters.ts"
 import { Catalog } from "./Catalog.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
@@ -17,7 +17,7 @@ const StorageLive = migrated(StoreLive)
 
 const DeskMainLive = DeskLive.pipe(
   Layer.provide(StorageLive),
-  Layer.provide([RateLimiterLive, TrustedProxies.layerConfig, ClientConcurrency.layerConfig]),
+  Layer.provide([RateLimiterLive, ReceiptSigningLive, TrustedProxies.layerConfig, ClientConcurrency.layerConfig]),
   // Built before the store (an outer provide is built first): a chain setting, HOST or PORT that cannot work
   // fails at once instead of after the embedded database has spent seconds opening. Requests that arrive
   // meanwhile wait for the API (NodeServer.holdUntilServed).

@@ -50,6 +50,10 @@ const chainIdOf = (network: string) =>
       }), got "${network}"`
     )
 
+/** The chain id of a network name DESK_NETWORK accepts. */
+export const networkChainId = (network: string): number =>
+  EVM_NETWORK_CHAIN_ID_MAP[network as keyof typeof EVM_NETWORK_CHAIN_ID_MAP]
+
 /** The network's own USDC and its EIP-712 domain, when x402 knows one that settles by EIP-3009. */
 export const defaultAsset = (chainId: number) =>
   Option.fromNullable(DEFAULT_ASSETS[`eip155:${chainId}`]?.find((_) => _.assetTransferMethod === undefined))

@@ -1,12 +1,17 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Unavailable } from "../Domain/Errors.ts"
-import { HealthResponse, StatusResponse, SurfaceResponse } from "./Responses.ts"
+import { HealthResponse, JwksResponse, StatusResponse, SurfaceResponse } from "./Responses.ts"
 
 export class DeskInfoApi extends HttpApiGroup.make("desk")
   .add(
     HttpApiEndpoint.get("status", "/api/status")
       .addSuccess(StatusResponse)
       .annotate(OpenApi.Summary, "Payment rail: network, asset, payTo, whether x402 and desk receipts are accepted")
+  )
+  .add(
+    HttpApiEndpoint.get("jwks", "/.well-known/jwks.json")
+      .addSuccess(JwksResponse)
+      .annotate(OpenApi.Summary, "The public key of JWS-signed offers and receipts (x402 offer-receipt), as a JWKS")
   )
   .add(
     HttpApiEndpoint.get("health", "/api/health")

@@ -5,6 +5,7 @@ import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
 import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
+import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { Settlement } from "../Settlement.ts"
 import { routesOf } from "./Routes.ts"
 import { deskStatus } from "./Status.ts"
@@ -16,13 +17,15 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
   Effect.gen(function*() {
     const config = yield* DeskConfig
     const settlement = yield* Settlement
+    const signing = yield* ReceiptSigning
     const sql = yield* SqlClient.SqlClient
     const { rail } = settlement
     const databaseKind = Option.isSome(config.databaseUrl) ? "postgres" : "pglite"
     const routes = routesOf(DeskApi)
 
     return handlers
-      .handle("status", () => deskStatus(config, settlement))
+      .handle("status", () => deskStatus(config, settlement, signing))
+      .handle("jwks", () => Effect.succeed({ keys: Option.toArray(Option.flatMapNullable(signing.key, (_) => _.jwk)) }))
       .handle("health", () =>
         Effect.gen(function*() {
           const started = Date.now()

@@ -1,4 +1,20 @@
 import { Schema } from "effect"
+import type { SignerKey } from "../ReceiptSigning.ts"
+
+export const ReceiptSigner = Schema.Struct({
+  kid: Schema.String.annotations({ description: "did:pkh:eip155:<chain id>:<address> (EIP-712) or did:jwk:... (JWS)" }),
+  format: Schema.Literal("eip712", "jws"),
+  address: Schema.NullOr(Schema.String).annotations({ description: "EIP-712: the signing wallet" }),
+  jwksUrl: Schema.NullOr(Schema.String).annotations({ description: "JWS: where the public key is published" })
+}).annotations({ identifier: "ReceiptSigner" })
+
+/** The signer as published: the key's id and format, and where to find the key itself. */
+export const publishedSigner = (key: SignerKey, publicUrl: string): typeof ReceiptSigner.Type => ({
+  kid: key.kid,
+  format: key.format,
+  address: key.address,
+  jwksUrl: key.format === "jws" ? `${publicUrl}/.well-known/jwks.json` : null
+})
 
 export const StatusResponse = Schema.Struct({
   ok: Schema.Boolean,
@@ -22,8 +38,17 @@ export const StatusResponse = Schema.Struct({
     ethersInstalled: Schema.Boolean,
     note: Schema.String
   }),
+  receiptSigner: Schema.NullOr(ReceiptSigner).annotations({
+    description: "The key that signs offers (in 402 challenges) and receipts (x402 offer-receipt); null when the " +
+      "desk signs nothing"
+  }),
   forAgents: Schema.Record({ key: Schema.String, value: Schema.String })
 }).annotations({ identifier: "StatusResponse" })
+
+/** GET /.well-known/jwks.json: the public key of JWS-signed offers and receipts (empty when none is JWS). */
+export const JwksResponse = Schema.Struct({
+  keys: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.String }))
+}).annotations({ identifier: "Jwks" })
 
 export const HealthResponse = Schema.Struct({
   ok: Schema.Literal(true),

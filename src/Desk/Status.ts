@@ -1,8 +1,9 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { DeskSettings } from "../Config.ts"
+import type { ReceiptSigning } from "../ReceiptSigning.ts"
 import type { Settlement } from "../Settlement.ts"
 import { moneyWords, payoutWords, statusNote } from "./RailWords.ts"
-import type { StatusResponse } from "./Responses.ts"
+import { publishedSigner, type StatusResponse } from "./Responses.ts"
 
 const FOR_AGENTS = {
   search: "GET /api/discover?q=<what you are about to do>",
@@ -18,7 +19,8 @@ const FOR_AGENTS = {
 /** The status object of GET /api/status, also the result of the MCP desk_status tool. */
 export const deskStatus = (
   config: DeskSettings,
-  settlement: Settlement["Type"]
+  settlement: Settlement["Type"],
+  signing: ReceiptSigning["Type"]
 ): Effect.Effect<typeof StatusResponse.Type> => {
   const { rail } = settlement
   return Effect.map(settlement.facilitatorReachable, (facilitatorReachable) => ({
@@ -43,6 +45,7 @@ export const deskStatus = (
       ethersInstalled: false,
       note: payoutWords(rail)
     },
+    receiptSigner: Option.getOrNull(Option.map(signing.key, (key) => publishedSigner(key, config.publicUrl))),
     forAgents: FOR_AGENTS
   }))
 }

@@ -52,12 +52,46 @@ export const UnlockRequest = Schema.Struct({
   parseOptions: { onExcessProperty: "error", errors: "all" }
 })
 
+/** A signed receipt as x402's offer-receipt extension writes it: a JWS, or an EIP-712 payload and signature. */
+export const SignedReceipt = Schema.Union(
+  Schema.Struct({ format: Schema.Literal("jws"), signature: Schema.String }),
+  Schema.Struct({
+    format: Schema.Literal("eip712"),
+    payload: Schema.Struct({
+      version: Schema.Number,
+      network: Schema.String,
+      resourceUrl: Schema.String,
+      payer: Schema.String,
+      issuedAt: Schema.Number,
+      transaction: Schema.String
+    }),
+    signature: Schema.String
+  })
+).annotations({
+  identifier: "SignedReceipt",
+  description: "The desk's signature over this sale (x402 offer-receipt): verify with the key of /api/status " +
+    "receiptSigner (EIP-712 by its address, or JWS by its did:jwk, also in /.well-known/jwks.json)"
+})
+
+export type SignedReceipt = typeof SignedReceipt.Type
+
 export const UnlockResponse = Schema.Struct({
   ok: Schema.Literal(true),
   alreadyUnlocked: Schema.Boolean,
   receipt: Receipt,
-  bodyUrl: Schema.String
+  bodyUrl: Schema.String,
+  signedReceipt: Schema.NullOr(SignedReceipt).annotations({
+    description: "The desk's signed receipt of this sale, or null on a desk that signs nothing (no wallet, no " +
+      "DESK_RECEIPT_SIGNING_KEY)"
+  })
 }).annotations({ identifier: "UnlockResponse" })
+
+/** One receipt for its buyer, with the desk's signature over it. */
+export const ReceiptResponse = Schema.Struct({
+  ok: Schema.Literal(true),
+  receipt: Receipt,
+  signedReceipt: Schema.NullOr(SignedReceipt)
+}).annotations({ identifier: "ReceiptResponse" })
 
 export const BodyResponse = Schema.Struct({
   ok: Schema.Literal(true),

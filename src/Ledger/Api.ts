@@ -15,7 +15,14 @@ import {
   SignInRefused,
   SpendCapExceeded
 } from "../Domain/Errors.ts"
-import { BodyResponse, FeedbackRequest, FeedbackResponse, UnlockRequest, UnlockResponse } from "../Domain/Receipt.ts"
+import {
+  BodyResponse,
+  FeedbackRequest,
+  FeedbackResponse,
+  ReceiptResponse,
+  UnlockRequest,
+  UnlockResponse
+} from "../Domain/Receipt.ts"
 import { AgentHeaders } from "../Identity/AgentId.ts"
 import { BooksResponse, EarningsResponse, ReceiptsParams, ReceiptsResponse } from "./Responses.ts"
 
@@ -88,6 +95,19 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
       .annotate(
         OpenApi.Summary,
         "Mark an unlocked handoff useful or not (one vote per identity; a later call changes it)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("receipt", "/api/receipts/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setHeaders(AgentHeaders)
+      .addSuccess(ReceiptResponse)
+      .addError(NotFound)
+      .addError(AgentIdRequired)
+      .addError(InvalidAgentId)
+      .annotate(
+        OpenApi.Summary,
+        "One receipt for its buyer (X-AGENT-ID of the payer), with the desk's signature over the sale"
       )
   )
   .add(

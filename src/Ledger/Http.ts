@@ -2,15 +2,18 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
+import { NotFound } from "../Domain/Errors.ts"
 import { toUsd } from "../Domain/Money.ts"
 import { pagesOf } from "../Domain/Paging.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
+import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
 import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
+import { signedReceiptOf } from "./SignedReceipts.ts"
 import { toReceipt, toUnlockResponse } from "./toReceipt.ts"
 
 export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
@@ -18,6 +21,7 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
     const ledger = yield* Ledger
     const settlement = yield* Settlement
     const signIn = yield* SignIn
+    const signing = yield* ReceiptSigning
     const { publicUrl } = yield* DeskConfig
     const { rail } = settlement
     const receiptFor = (audience: "buyer" | "public") => (row: Parameters<typeof toReceipt>[0]) =>
@@ -29,9 +33,13 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           const agent = yield* requireAgentId(headers[AGENT_HEADER])
           const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
           const result = yield* ledger.unlock(agent, path.id, payload.payer, payment)
-          yield* settledHeaders(settlement, result)
-          return toUnlockResponse(result, rail.explorerTxUrl)
-        }).pipe(Effect.tapError(failureHeaders(settlement))))
+          yield* settledHeaders(settlement, signing, result, `${publicUrl}/api/handoffs/${path.id}/unlock`)
+          return toUnlockResponse(
+            result,
+            rail.explorerTxUrl,
+            yield* signedReceiptOf(signing, result.receipt, publicUrl)
+          )
+        }).pipe(Effect.tapError(failureHeaders(settlement, signing))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
           const resourceUrl = `${publicUrl}/api/handoffs/${path.id}/body`
@@ -51,13 +59,33 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           Effect.tapError(
             failureHeaders(
               settlement,
+              signing,
               Option.getOrElse(signIn.challenge(`${publicUrl}/api/handoffs/${path.id}/body`), () => ({}))
             )
           )
         ))
-      .handle("feedback", ({ headers, path, payload }) =>
-        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
-          ledger.feedback(agent, path.id, payload.useful)))
+      .handle(
+        "feedback",
+        ({ headers, path, payload }) =>
+          Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
+            ledger.feedback(agent, path.id, payload.useful))
+      )
+      .handle("receipt", ({ headers, path }) =>
+        Effect.gen(function*() {
+          const agent = yield* requireAgentId(headers[AGENT_HEADER])
+          const row = Option.filter(yield* ledger.findReceipt(path.id), (_) =>
+            _.payer === agent)
+          if (Option.isNone(row)) {
+            return yield* Effect.fail(
+              new NotFound({ message: `No receipt ${path.id} for this X-AGENT-ID: a receipt is shown to its buyer.` })
+            )
+          }
+          return {
+            ok: true as const,
+            receipt: receiptFor("buyer")(row.value),
+            signedReceipt: yield* signedReceiptOf(signing, row.value, publicUrl)
+          }
+        }))
       .handle("receipts", ({ urlParams }) =>
         Effect.gen(function*() {
           const filter = toReceiptQuery(urlParams)

@@ -31,14 +31,20 @@ const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const select = sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
-      r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payout_status, r.payout_address, r.payout_tx_hash,
-      r.created_at
+      r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
+      r.payout_address, r.payout_tx_hash, r.created_at
     FROM receipts r JOIN handoffs h ON h.seq = r.handoff_seq`
 
   const findFor = SqlSchema.findOne({
     Request: Schema.Struct({ payer: Schema.String, handoffSeq: Schema.Number }),
     Result: ReceiptRow,
     execute: ({ handoffSeq, payer }) => sql`${select} WHERE r.payer = ${payer} AND r.handoff_seq = ${handoffSeq}`
+  })
+
+  const findById = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: ReceiptRow,
+    execute: (receiptId) => sql`${select} WHERE r.receipt_id = ${receiptId}`
   })
 
   /** The receipt that an on-chain payment from `wallet` bought for this handoff, if one did. */
@@ -81,7 +87,8 @@ const make = Effect.gen(function*() {
           FROM r WHERE ${receipt.payout !== null}
         )
         SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro, r.desk_micro,
-          r.kind, r.mode, r.network, r.payment_tx_hash, r.payout_status, r.payout_address, r.payout_tx_hash, r.created_at
+          r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status, r.payout_address,
+          r.payout_tx_hash, r.created_at
         FROM r JOIN handoffs h ON h.seq = r.handoff_seq`
     })(undefined)
 
@@ -152,6 +159,7 @@ const make = Effect.gen(function*() {
   return {
     findFor: (payer: string, handoffSeq: number) => Effect.orDie(findFor({ payer, handoffSeq })),
     findPaidBy: (wallet: string, handoffSeq: number) => Effect.orDie(findPaidBy({ wallet, handoffSeq })),
+    findById: (receiptId: string) => Effect.orDie(findById(receiptId)),
     /** Fails only with a SqlError (a unique violation is the caller's to read); anything else is a defect. */
     record: (receipt: NewReceipt) =>
       record(receipt).pipe(Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })),

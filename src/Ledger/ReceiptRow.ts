@@ -15,6 +15,8 @@ export const ReceiptRow = Schema.Struct({
   mode: Schema.Literal("desk", "x402"),
   network: Schema.String,
   payment_tx_hash: Schema.NullOr(Schema.String),
+  /** The wallet an x402 payment came from; read where a signed receipt names it, absent in listings. */
+  payment_payer_address: Schema.optional(Schema.NullOr(Schema.String)),
   payout_status: PayoutStatus,
   payout_address: Schema.NullOr(Schema.String),
   payout_tx_hash: Schema.NullOr(Schema.String),

@@ -1,6 +1,6 @@
 import { handoffIdOf } from "../Domain/Ids.ts"
 import { toUsd } from "../Domain/Money.ts"
-import type { Receipt } from "../Domain/Receipt.ts"
+import type { Receipt, SignedReceipt } from "../Domain/Receipt.ts"
 import type { ReceiptRow } from "./ReceiptRow.ts"
 
 /**
@@ -36,13 +36,15 @@ export const toReceipt = (
 /** What an unlock answers on REST and MCP alike: the buyer's receipt and where to read the body. */
 export const toUnlockResponse = (
   unlocked: { readonly alreadyUnlocked: boolean; readonly receipt: ReceiptRow },
-  explorerTxUrl: (txHash: string) => string | null
+  explorerTxUrl: (txHash: string) => string | null,
+  signedReceipt: SignedReceipt | null
 ) => {
   const receipt = toReceipt(unlocked.receipt, explorerTxUrl, "buyer")
   return {
     ok: true as const,
     alreadyUnlocked: unlocked.alreadyUnlocked,
     receipt,
-    bodyUrl: `/api/handoffs/${receipt.handoffId}/body`
+    bodyUrl: `/api/handoffs/${receipt.handoffId}/body`,
+    signedReceipt
   }
 }

@@ -1,9 +1,11 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { DeskConfig } from "../Config.ts"
+import { publishedSigner } from "../Desk/Responses.ts"
 import { MCP_PATH } from "../Discovery/BesideApi.ts"
 import { MethodNotAllowed } from "../Domain/Errors.ts"
 import { errorResponse } from "../Http/Respond.ts"
+import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { serverCard, toolsDocument } from "./ServerCard.ts"
 import { ToolCalls } from "./ToolCalls.ts"
 import { handlePost } from "./Transport.ts"
@@ -22,7 +24,9 @@ export const McpRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const calls = yield* ToolCalls
     const { publicUrl } = yield* DeskConfig
-    const card = HttpServerResponse.unsafeJson(serverCard(publicUrl))
+    const { key } = yield* ReceiptSigning
+    const signer = Option.getOrNull(Option.map(key, (_) => publishedSigner(_, publicUrl)))
+    const card = HttpServerResponse.unsafeJson(serverCard(publicUrl, signer))
     yield* router.post(MCP_PATH, handlePost(calls, publicUrl))
     yield* router.get(MCP_PATH, postOnly)
     yield* router.del(MCP_PATH, postOnly)

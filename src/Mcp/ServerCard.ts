@@ -1,4 +1,5 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
+import type { ReceiptSigner } from "../Desk/Responses.ts"
 import { MCP_PATH } from "../Discovery/BesideApi.ts"
 import { MCP_DESCRIPTION, MCP_INSTRUCTIONS, MCP_SERVER } from "./ServerInfo.ts"
 import { PUBLISHED_TOOLS } from "./Tools.ts"
@@ -15,7 +16,7 @@ const AGENT_HEADER = {
  * Server Cards are a draft: the card carries the identity and `remotes` of the current draft (SEP-2127) and the
  * `serverInfo`, `transport`, `capabilities` and `tools` of the earlier one (SEP-1649), which readers still use.
  */
-export const serverCard = (publicUrl: string) => ({
+export const serverCard = (publicUrl: string, receiptSigner: typeof ReceiptSigner.Type | null) => ({
   ...MCP_SERVER,
   description: MCP_DESCRIPTION,
   websiteUrl: publicUrl,
@@ -30,7 +31,9 @@ export const serverCard = (publicUrl: string) => ({
   capabilities: { tools: { listChanged: false } },
   authentication: { required: false, schemes: [] },
   instructions: MCP_INSTRUCTIONS,
-  tools: PUBLISHED_TOOLS
+  tools: PUBLISHED_TOOLS,
+  // The key behind the signed offers and receipts of unlocks (x402 offer-receipt), as /api/status names it.
+  receiptSigner
 })
 
 /** GET /tools.json: the MCP tools as `tools/list` returns them, and where to call them. */

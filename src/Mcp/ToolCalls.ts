@@ -31,7 +31,9 @@ import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
+import { signedReceiptOf } from "../Ledger/SignedReceipts.ts"
 import { toReceipt, toUnlockResponse } from "../Ledger/toReceipt.ts"
+import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { Settlement } from "../Settlement.ts"
 import {
   DeskStatus,
@@ -135,6 +137,7 @@ const make = Effect.gen(function*() {
   const catalog = yield* Catalog
   const ledger = yield* Ledger
   const settlement = yield* Settlement
+  const signing = yield* ReceiptSigning
   const config = yield* DeskConfig
   const receiptOf = (row: Parameters<typeof toReceipt>[0], audience: "buyer" | "public") =>
     toReceipt(row, settlement.rail.explorerTxUrl, audience)
@@ -163,7 +166,11 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const agent = yield* identify(input.agentId, header)
         const unlocked = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
-        return toUnlockResponse(unlocked, settlement.rail.explorerTxUrl)
+        return toUnlockResponse(
+          unlocked,
+          settlement.rail.explorerTxUrl,
+          yield* signedReceiptOf(signing, unlocked.receipt, config.publicUrl)
+        )
       })),
     fetch_body: runner(FetchBody, (input, header) =>
       Effect.gen(function*() {
@@ -182,7 +189,7 @@ const make = Effect.gen(function*() {
         receipts: rows.map((row) => receiptOf(row, filter.payer === null ? "public" : "buyer"))
       }))
     }),
-    desk_status: runner(DeskStatus, () => deskStatus(config, settlement)),
+    desk_status: runner(DeskStatus, () => deskStatus(config, settlement, signing)),
     free_example: runner(FreeExample, () => Effect.succeed(EXAMPLE_PACKET))
   }
 

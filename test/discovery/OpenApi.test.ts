@@ -198,6 +198,8 @@ describe("the OpenAPI document against the running desk", () => {
           200,
           202,
           400,
+          // GET /api/receipts/:id without X-AGENT-ID (the html probe sends none).
+          401,
           404,
           405,
           406,

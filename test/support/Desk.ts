@@ -10,6 +10,7 @@ import { DeskLive } from "../../src/Desk.ts"
 import { ClientConcurrency } from "../../src/Http/ClientConcurrency.ts"
 import { TrustedProxies } from "../../src/Http/ClientIp.ts"
 import type { RatePolicy } from "../../src/RateLimiter.ts"
+import { ReceiptSigning } from "../../src/ReceiptSigning.ts"
 import type { Settlement } from "../../src/Settlement.ts"
 import type { SignIn } from "../../src/SignIn.ts"
 import { migrated } from "../../src/Sql.ts"
@@ -56,6 +57,8 @@ export const deskOn = <E>(
     readonly ratePolicy?: RatePolicy
     readonly clientConcurrency?: number
     readonly config?: Partial<DeskSettings>
+    /** How offers and receipts are signed; nothing signed unless a test says so. */
+    readonly receiptSigning?: Layer.Layer<ReceiptSigning>
   } = {}
 ) => {
   const sql = migrated(storage)
@@ -63,6 +66,7 @@ export const deskOn = <E>(
     Layer.provideMerge(settlement),
     Layer.provide([
       MemoryRateStore.layer(options.ratePolicy ?? ROOMY),
+      options.receiptSigning ?? ReceiptSigning.none,
       TrustedProxies.layer([]),
       ClientConcurrency.layer(options.clientConcurrency ?? ROOMY.limit)
     ]),

@@ -29,7 +29,7 @@ module.exports = {
       from: { path: "^adapters/([^/]+)/" },
       to: {
         path: "^(src/|adapters/)",
-        pathNot: ["^src/(Settlement|SignIn|Payouts/Rail|RateLimiter|Storage)\\.ts$", "^src/Domain/", "^adapters/$1/"]
+        pathNot: ["^src/(Settlement|SignIn|ReceiptSigning|Payouts/Rail|RateLimiter|Storage)\\.ts$", "^src/Domain/", "^adapters/$1/"]
       }
     },
     {

@@ -11,6 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import * as LocalChain from "../../../adapters/chain/LocalChain.ts"
 import * as X402 from "../../../adapters/settlement/X402.ts"
 import type { X402Settings } from "../../../adapters/settlement/X402Config.ts"
+import * as OfferReceipt from "../../../adapters/signing/OfferReceipt.ts"
 import type { DeskSettings } from "../../../src/Config.ts"
 import { deskOn, readJson, TestDesk } from "../../support/Desk.ts"
 import { filing, newAgentId } from "../../support/Fixtures.ts"
@@ -78,7 +79,12 @@ export const x402DeskOn = <E>(
       const settings = options.settings?.(testChain.settings) ?? testChain.settings
       return Layer.merge(
         deskOn(storage, X402.layer(settings), {
-          config: { paymentRequired: true, outboxIntervalMs: 3_600_000, payoutRetryMs: 100, ...options.config }
+          config: { paymentRequired: true, outboxIntervalMs: 3_600_000, payoutRetryMs: 100, ...options.config },
+          // The desk wallet signs offers and receipts, as src/Adapters.ts chooses when it is configured.
+          receiptSigning: OfferReceipt.eip712(
+            Redacted.make(testChain.chain.accounts.desk.privateKey),
+            testChain.settings.chainId
+          )
         }),
         Layer.succeed(TestChain, { ...testChain, settings })
       ).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))

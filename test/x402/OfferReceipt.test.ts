@@ -1,0 +1,147 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import {
+  decodeSignedOffers,
+  type EIP712SignedReceipt,
+  extractOffersFromPaymentRequired,
+  extractReceiptFromResponse,
+  findAcceptsObjectFromSignedOffer,
+  type JWSSignedReceipt,
+  verifyOfferSignatureEIP712,
+  verifyReceiptMatchesOffer,
+  verifyReceiptSignatureEIP712,
+  verifyReceiptSignatureJWS
+} from "@x402/extensions/offer-receipt"
+import { Effect, Layer, Redacted } from "effect"
+import { generateKeyPairSync } from "node:crypto"
+import * as OfferReceipt from "../../adapters/signing/OfferReceipt.ts"
+import * as Pglite from "../../adapters/storage/Pglite.ts"
+import { deskOn, PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
+import { newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
+import { decodeHeader, fileHandoff, freshPayee, send, TestChain, unlockWith, x402DeskOn } from "./support/Chain.ts"
+import { forger } from "./support/Forge.ts"
+
+const PRICE = 120_000n
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`x402 signed offers and receipts over ${backend.name}`, () => {
+    layer(x402DeskOn(backend.layer), { timeout: 120_000, excludeTestServices: true })((it) => {
+      it.effect("the 402 carries an offer and the sale a receipt, both signed by the desk wallet (EIP-712)", () =>
+        Effect.gen(function*() {
+          const { chain } = yield* TestChain
+          const { url } = yield* TestDesk
+          const desk = chain.accounts.desk.address
+          const status = (yield* send("/api/status")).json
+          expect(status.receiptSigner).toEqual({
+            kid: `did:pkh:eip155:${chain.chainId}:${desk}`,
+            format: "eip712",
+            address: desk,
+            jwksUrl: null
+          })
+          const card = yield* Effect.promise(() => fetch(`${url}/.well-known/mcp/server-card.json`).then(readJson))
+          expect(card.receiptSigner).toEqual(status.receiptSigner)
+
+          const { id } = yield* fileHandoff(0.12, freshPayee())
+          const buyer = newAgentId()
+          const challenge = decodeHeader((yield* unlockWith(id, buyer)).headers.get("payment-required"))
+          const [offer] = decodeSignedOffers(extractOffersFromPaymentRequired(challenge))
+          expect(offer).toMatchObject({ format: "eip712", resourceUrl: `${PUBLIC_URL}/api/handoffs/${id}/unlock` })
+          expect((yield* Effect.promise(() => verifyOfferSignatureEIP712(offer!.signedOffer as never))).signer)
+            .toBe(desk)
+          expect(findAcceptsObjectFromSignedOffer(offer!, challenge.accepts)).toEqual(challenge.accepts[0])
+
+          const paid = yield* Effect.promise(() =>
+            forger(chain).v2(PRICE).then((header) =>
+              fetch(`${url}/api/handoffs/${id}/unlock`, {
+                method: "POST",
+                headers: { "content-type": "application/json", "x-agent-id": buyer, "payment-signature": header },
+                body: JSON.stringify({ payer: buyer })
+              })
+            )
+          )
+          expect(paid.status).toBe(200)
+          const fromHeader = extractReceiptFromResponse(paid) as EIP712SignedReceipt
+          const verified = yield* Effect.promise(() => verifyReceiptSignatureEIP712(fromHeader))
+          expect(verified.signer).toBe(desk)
+          expect(verified.payload).toMatchObject({
+            payer: chain.accounts.buyer.address,
+            resourceUrl: offer!.resourceUrl
+          })
+          expect(verifyReceiptMatchesOffer(fromHeader, offer!, [chain.accounts.buyer.address])).toBe(true)
+          const body = yield* Effect.promise(() => readJson(paid))
+          expect(body.signedReceipt.format).toBe("eip712")
+          expect((yield* Effect.promise(() => verifyReceiptSignatureEIP712(body.signedReceipt))).signer).toBe(desk)
+
+          // A tampered receipt no longer recovers the desk wallet.
+          const tampered = { ...fromHeader, payload: { ...fromHeader.payload, payer: chain.accounts.other.address } }
+          const forged = yield* Effect.promise(() =>
+            verifyReceiptSignatureEIP712(tampered).then((_) => _.signer, () => "rejected")
+          )
+          expect(forged).not.toBe(desk)
+
+          // One receipt, with its signature, for its buyer; nobody else learns it exists.
+          const receiptId = body.receipt.receiptId
+          const own = yield* send(`/api/receipts/${receiptId}`, { agent: buyer })
+          expect(own.status).toBe(200)
+          expect(own.json.receipt).toEqual(body.receipt)
+          expect((yield* Effect.promise(() => verifyReceiptSignatureEIP712(own.json.signedReceipt))).signer).toBe(desk)
+          expect((yield* send(`/api/receipts/${receiptId}`, { agent: newAgentId() })).status).toBe(404)
+          expect((yield* send(`/api/receipts/${receiptId}`)).status).toBe(401)
+        }))
+    })
+  })
+}
+
+/** A desk without a chain that signs its desk receipts with a configured Ed25519 key (DESK_RECEIPT_SIGNING_KEY). */
+const privateJwk = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
+const jwsDesk = deskOn(Pglite.layer({}), undefined, { receiptSigning: OfferReceipt.jws(Redacted.make(privateJwk)) })
+
+describe("desk receipts signed by JWS", () => {
+  layer(Layer.fresh(jwsDesk), { timeout: 120_000 })((it) => {
+    it.effect("a ledger-only sale is signed; the key is published; a tampered receipt fails verification", () =>
+      Effect.gen(function*() {
+        const status = (yield* send("/api/status")).json
+        expect(status.receiptSigner).toMatchObject({ format: "jws", address: null })
+        expect(status.receiptSigner.kid).toMatch(/^did:jwk:/)
+        const jwks = (yield* send("/.well-known/jwks.json")).json
+        expect(jwks.keys).toHaveLength(1)
+        expect(jwks.keys[0]).toMatchObject({ kty: "OKP", crv: "Ed25519", kid: status.receiptSigner.kid, alg: "EdDSA" })
+        expect(jwks.keys[0]).not.toHaveProperty("d")
+
+        const { id } = yield* fileHandoff(0.5)
+        const buyer = newAgentId()
+        const unlocked = yield* unlockWith(id, buyer)
+        expect(unlocked.status).toBe(200)
+        const signed = unlocked.json.signedReceipt as JWSSignedReceipt
+        expect(signed.format).toBe("jws")
+        // By the key its kid names (did:jwk), and by the published JWKS.
+        const payload = yield* Effect.promise(() => verifyReceiptSignatureJWS(signed))
+        expect(payload).toMatchObject({
+          payer: buyer,
+          network: "desk-receipt",
+          transaction: unlocked.json.receipt.receiptId,
+          resourceUrl: `${PUBLIC_URL}/api/handoffs/${id}/unlock`
+        })
+        expect(yield* Effect.promise(() => verifyReceiptSignatureJWS(signed, jwks.keys[0]))).toEqual(payload)
+
+        const [header, , signature] = signed.signature.split(".")
+        const otherPayer = Buffer.from(JSON.stringify({ ...payload, payer: newAgentId() })).toString("base64url")
+        const tampered = { format: "jws" as const, signature: `${header}.${otherPayer}.${signature}` }
+        const outcome = yield* Effect.promise(() =>
+          verifyReceiptSignatureJWS(tampered).then(() => "verified", () => "rejected")
+        )
+        expect(outcome).toBe("rejected")
+      }))
+  })
+
+  it("a desk with neither a wallet nor a signing key signs nothing and says so", () =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        expect((yield* send("/api/status")).json.receiptSigner).toBeNull()
+        expect((yield* send("/.well-known/jwks.json")).json).toEqual({ keys: [] })
+        const { id } = yield* fileHandoff(0.5)
+        expect((yield* unlockWith(id, newAgentId())).json.signedReceipt).toBeNull()
+      }).pipe(Effect.provide(Layer.fresh(deskOn(Pglite.layer({})))), Effect.scoped)
+    ))
+})
