@@ -118,23 +118,17 @@ const make = Effect.gen(function*() {
   })
 
   /** The body read by an identity's X-AGENT-ID, unless that identity reads only by signing in with its wallet. */
-  const body = Effect.fn("Ledger.body")(function*(handoffId: string, agent: Option.Option<DeskId>) {
-    if (Option.isSome(agent)) {
-      const row = yield* Effect.orDie(agents.find(agent.value))
-      if (Option.isSome(row) && row.value.require_sign_in) {
-        return yield* Effect.fail(
-          new SignInRefused({
-            reason: "siwx_required",
-            message: "This id reads bodies only by Sign-In-With-X: request the body without X-AGENT-ID and answer " +
-              "the 402's sign-in challenge with the wallet that paid (SIGN-IN-WITH-X)."
-          })
-        )
-      }
-    }
-    return yield* readBody(handoffId, agent)
-  })
+  const body = (handoffId: string, agent: Option.Option<DeskId>) => readBody(handoffId, agent, "id")
 
-  const readBody = Effect.fn("Ledger.readBody")(function*(handoffId: string, agent: Option.Option<DeskId>) {
+  /**
+   * `by`: how the reader proved itself. By its id alone, an identity that chose to read only by signing in with
+   * its wallet reads nothing; a sign-in (checked before) reads as the identity the wallet's payment bought for.
+   */
+  const readBody = Effect.fn("Ledger.body")(function*(
+    handoffId: string,
+    agent: Option.Option<DeskId>,
+    by: "id" | "wallet"
+  ) {
     const seq = handoffSeq(handoffId)
     // No agent reads as "": no filer or payer has that id, so the body stays sealed.
     const row = Option.isSome(seq)
@@ -142,6 +136,15 @@ const make = Effect.gen(function*() {
       : Option.none()
     if (Option.isNone(row)) return yield* Effect.fail(notFound(handoffId))
     const handoff = row.value
+    if (by === "id" && handoff.reader_requires_sign_in) {
+      return yield* Effect.fail(
+        new SignInRefused({
+          reason: "siwx_required",
+          message: "This id reads bodies only by Sign-In-With-X: request the body without X-AGENT-ID and answer " +
+            "the 402's sign-in challenge with the wallet that paid (SIGN-IN-WITH-X)."
+        })
+      )
+    }
     if (handoff.body === null) {
       return yield* Effect.fail(paymentRequired(
         handoff,
@@ -184,7 +187,7 @@ const make = Effect.gen(function*() {
         })
       )
     }
-    return yield* readBody(handoffId, Option.some(bought.value.payer as DeskId))
+    return yield* readBody(handoffId, Option.some(bought.value.payer as DeskId), "wallet")
   })
 
   const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {

@@ -26,7 +26,12 @@ export const SealedRow = Schema.Struct({
 })
 export type SealedRow = typeof SealedRow.Type
 
-const SealedWithBody = Schema.Struct({ ...SealedRow.fields, body: Schema.NullOr(Schema.String) })
+const SealedWithBody = Schema.Struct({
+  ...SealedRow.fields,
+  body: Schema.NullOr(Schema.String),
+  /** Whether the reader chose to read only by signing in with its wallet (agents.require_sign_in). */
+  reader_requires_sign_in: Schema.Boolean
+})
 
 /** An insert refused by the unique body key: another handoff lists this body (the constraint is the backstop). */
 export class BodyTaken extends Data.TaggedError("BodyTaken")<{ readonly bodyKey: string }> {}
@@ -68,7 +73,8 @@ const make = Effect.gen(function*() {
 
   /**
    * A handoff's sealed fields with its body when `reader` may read it (its filer, or a holder of a receipt for it),
-   * else with a null body: the check and the read in one statement.
+   * else with a null body, and whether the reader reads only by signing in: the checks and the read in one
+   * statement.
    */
   const findSealedFor = SqlSchema.findOne({
     Request: Schema.Struct({ seq: Schema.Number, reader: Schema.String }),
@@ -76,7 +82,8 @@ const make = Effect.gen(function*() {
     execute: ({ reader, seq }) =>
       sql`SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash,
           CASE WHEN h.filer_did = ${reader}
-            OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = ${reader}) THEN h.body END AS body
+            OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = ${reader}) THEN h.body END AS body,
+          coalesce((SELECT a.require_sign_in FROM agents a WHERE a.id = ${reader}), false) AS reader_requires_sign_in
         FROM handoffs h WHERE h.seq = ${seq}`
   })
 

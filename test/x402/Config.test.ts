@@ -139,6 +139,20 @@ describe("x402 on base's own domain (a local chain with chain id 8453 and a toke
   })
 })
 
+/** On a desk that settles through a remote facilitator, which answers: a v1 payment buys, the buyer pays once. */
+const buysThroughRemoteFacilitator = Effect.gen(function*() {
+  const { balanceOf, chain } = yield* TestChain
+  expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote", facilitatorReachable: true })
+  const { id } = yield* fileHandoff(0.2, freshPayee())
+  const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+  const paid = yield* unlockWith(id, newAgentId(), {
+    "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n))
+  })
+  expect(paid.status).toBe(200)
+  expect(paid.json.receipt.mode).toBe("x402")
+  expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - 200_000n)
+})
+
 class RemoteFacilitator extends Context.Tag("RemoteFacilitator")<RemoteFacilitator, {
   readonly url: string
   readonly calls: () => number
@@ -168,21 +182,9 @@ describe("x402 with a remote facilitator, and a chain that is not the configured
   layer(remoteDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
     it.effect("a remote facilitator verifies and settles; status names it and whether it answers", () =>
       Effect.gen(function*() {
-        const { balanceOf, chain } = yield* TestChain
         const facilitator = yield* RemoteFacilitator
-        expect((yield* send("/api/status")).json).toMatchObject({
-          facilitatorKind: "remote",
-          facilitatorReachable: true
-        })
-        const { id } = yield* fileHandoff(0.2, freshPayee())
-        const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
-        const paid = yield* unlockWith(id, newAgentId(), {
-          "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n))
-        })
-        expect(paid.status).toBe(200)
-        expect(paid.json.receipt.mode).toBe("x402")
+        yield* buysThroughRemoteFacilitator
         expect(facilitator.calls()).toBeGreaterThanOrEqual(2)
-        expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - 200_000n)
 
         yield* Effect.promise(facilitator.close)
         expect((yield* send("/api/status")).json).toMatchObject({
@@ -284,20 +286,9 @@ describe("x402 with a hosted facilitator that wants credentials", () => {
       Effect.gen(function*() {
         const { balanceOf, chain } = yield* TestChain
         const facilitator = yield* HostedFacilitator
-        expect((yield* send("/api/status")).json).toMatchObject({
-          facilitatorKind: "remote",
-          facilitatorReachable: true
-        })
-        const { id } = yield* fileHandoff(0.2, freshPayee())
-        const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
-        const paid = yield* unlockWith(id, newAgentId(), {
-          "x-payment": yield* Effect.promise(() => forger(chain).v1(200_000n))
-        })
-        expect(paid.status).toBe(200)
-        expect(paid.json.receipt.mode).toBe("x402")
+        yield* buysThroughRemoteFacilitator
         expect(facilitator.refused()).toBe(0)
         const afterPaid = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
-        expect(afterPaid).toBe(before - 200_000n)
 
         // The same facilitator, a desk without the credentials: its calls are refused and no USDC moves.
         const anonymous = yield* AnonymousDesk
