@@ -11,15 +11,21 @@ import type { Hex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { ReceiptSigning, type SignerKey } from "../../src/ReceiptSigning.ts"
 
+/**
+ * A signature that cannot be made leaves the answer unsigned instead of failing it: the sale it would attest is
+ * already recorded, and a buyer told 500 after paying would be told the wrong thing.
+ */
+const signed = <A>(what: string, sign: () => Promise<A>) =>
+  Effect.tryPromise(sign).pipe(
+    Effect.map(Option.some),
+    Effect.catchAll((error) => Effect.as(Effect.logWarning(`could not sign the ${what}`, String(error)), Option.none()))
+  )
+
 const serviceOf = (issuer: OfferReceiptIssuer, key: SignerKey): ReceiptSigning["Type"] => ({
   key: Option.some(key),
-  // Local signing with a key in memory: a failure is a defect of the key, not a condition to answer.
-  offer: (resourceUrl, input) => Effect.map(Effect.promise(() => issuer.issueOffer(resourceUrl, input)), Option.some),
+  offer: (resourceUrl, input) => signed("offer", () => issuer.issueOffer(resourceUrl, input)),
   receipt: (input) =>
-    Effect.map(
-      Effect.promise(() => issuer.issueReceipt(input.resourceUrl, input.payer, input.network, input.transaction)),
-      Option.some
-    )
+    signed("receipt", () => issuer.issueReceipt(input.resourceUrl, input.payer, input.network, input.transaction))
 })
 
 /** EIP-712 by the desk wallet; the key names the wallet as did:pkh on the desk's chain. */

@@ -6,12 +6,13 @@ import {
   encodePaymentResponseHeader
 } from "@x402/core/http"
 import type { PaymentRequired as ChallengeV2, SettleResponse } from "@x402/core/types"
-import { convertNetworkStringToCAIP2, OFFER_RECEIPT } from "@x402/extensions/offer-receipt"
+import { OFFER_RECEIPT } from "@x402/extensions/offer-receipt"
 import { Effect, Option } from "effect"
 import { PaymentInvalid, PaymentRequired, SettlementPending, SettlementUnavailable } from "../Domain/Errors.ts"
 import type { ReceiptSigning } from "../ReceiptSigning.ts"
 import type { Settlement } from "../Settlement.ts"
 import type { Unlocked } from "./PaidUnlock.ts"
+import { caipNetworkOf } from "./SignedReceipts.ts"
 
 const respondWith = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
@@ -84,7 +85,7 @@ export const settledHeaders = (
         const receipt = yield* signing.receipt({
           resourceUrl,
           payer: payment.payerAddress,
-          network: convertNetworkStringToCAIP2(response.network),
+          network: caipNetworkOf(response.network),
           transaction: txHash
         })
         const signed = Option.match(receipt, {

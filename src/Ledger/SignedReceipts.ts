@@ -5,6 +5,15 @@ import { handoffIdOf } from "../Domain/Ids.ts"
 import type { ReceiptSigning } from "../ReceiptSigning.ts"
 import type { ReceiptRow } from "./ReceiptRow.ts"
 
+/** The CAIP-2 name of an x402 network; a name x402's table does not know is signed as it is. */
+export const caipNetworkOf = (network: string) => {
+  try {
+    return convertNetworkStringToCAIP2(network)
+  } catch {
+    return network
+  }
+}
+
 /** A desk receipt moved no money on any chain: its signed receipt says so instead of naming one. */
 export const DESK_RECEIPT_NETWORK = "desk-receipt"
 
@@ -19,7 +28,7 @@ export const receiptInputOf = (row: ReceiptRow, publicUrl: string): ReceiptInput
     ? {
       resourceUrl,
       payer: row.payment_payer_address ?? row.payer,
-      network: convertNetworkStringToCAIP2(row.network),
+      network: caipNetworkOf(row.network),
       transaction: row.payment_tx_hash ?? row.receipt_id
     }
     : { resourceUrl, payer: row.payer, network: DESK_RECEIPT_NETWORK, transaction: row.receipt_id }
