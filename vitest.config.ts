@@ -7,6 +7,7 @@ const STORAGE_SUITES = [
   "test/catalog/SearchTotals.test.ts",
   "test/catalog/SortIndexes.test.ts",
   "test/catalog/Duplicates.test.ts",
+  "test/catalog/PreviewCache.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",

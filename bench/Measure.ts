@@ -27,7 +27,10 @@ export const summarize = (latencies: Array<number>, errors: number, seconds: num
   }
 }
 
-/** Drives `url` with autocannon; every non-2xx answer, socket error and timeout counts as an error. */
+/**
+ * Drives `url` with autocannon, each connection sending its next request as soon as one is answered (closed
+ * loop); every non-2xx answer, socket error and timeout counts as an error.
+ */
 export const hammer = async (
   url: string,
   requests: Array<RequestStep>,

@@ -25,6 +25,18 @@ const statusField = (pid: number, field: "VmRSS" | "VmHWM") => {
 
 const TICKS_PER_SECOND = 100
 
+/** The process and its descendants (DESK_WORKERS forks workers): Linux /proc; the process alone elsewhere. */
+const treeOf = (pid: number): Array<number> => {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)
+    return [pid, ...children.filter((_) => _ !== "").flatMap((child) => treeOf(Number(child)))]
+  } catch {
+    return [pid]
+  }
+}
+
+const sum = (pid: number, f: (pid: number) => number) => treeOf(pid).reduce((total, one) => total + f(one), 0)
+
 /** CPU time (user + system) the process has used so far, in ms (Linux /proc; 0 elsewhere). */
 const cpuMs = (pid: number) => {
   try {
@@ -42,9 +54,9 @@ export interface Server {
   readonly pid: number
   /** ms from spawn to the first successful answer on the ready path. */
   readonly startupMs: number
-  /** Highest RSS since the last call, in bytes (Linux /proc; 0 elsewhere). */
+  /** Highest RSS since the last call, in bytes, of the process and its children (Linux /proc; 0 elsewhere). */
   readonly takePeakRss: () => number
-  /** CPU time used so far, in ms. */
+  /** CPU time used so far by the process and its children, in ms. */
   readonly cpuMs: () => number
   readonly stop: () => Promise<void>
 }
@@ -83,20 +95,21 @@ export const startServer = async (options: {
   }
   const startupMs = performance.now() - started
   const pid = child.pid!
-  let peak = statusField(pid, "VmRSS")
+  const rss = () => sum(pid, (one) => statusField(one, "VmRSS"))
+  let peak = rss()
   const sampler = setInterval(() => {
-    peak = Math.max(peak, statusField(pid, "VmRSS"))
+    peak = Math.max(peak, rss())
   }, 50)
   return {
     url,
     pid,
     startupMs,
     takePeakRss: () => {
-      const value = Math.max(peak, statusField(pid, "VmRSS"))
-      peak = statusField(pid, "VmRSS")
+      const value = Math.max(peak, rss())
+      peak = rss()
       return value
     },
-    cpuMs: () => cpuMs(pid),
+    cpuMs: () => sum(pid, cpuMs),
     stop: async () => {
       clearInterval(sampler)
       child.kill("SIGTERM")

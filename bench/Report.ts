@@ -17,42 +17,68 @@ export interface References {
   readonly directSqlDiscoverText: Measured
   readonly directSqlDiscoverTag: Measured
   readonly bareNodeHttp: Measured
+  /** One HttpApi endpoint that does nothing, on the desk's server: the most any desk route can reach. */
+  readonly emptyHttpApi: Measured
 }
 
 export const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 const fixed = (n: number | null, digits = 1) => (n === null ? "n/a" : n.toFixed(digits))
 const pct = (ratio: number | null) => (ratio === null ? "n/a" : `${(100 * ratio).toFixed(0)} %`)
 
-export const scenarioLine = (row: ScenarioResult) =>
+/** The reference a scenario's throughput is judged against: discover against its own SQL, the rest the ceiling. */
+export const referenceOf = (
+  name: ScenarioName,
+  references: Omit<References, "bareNodeHttp">
+): { label: string; measured: Measured } =>
+  name === "discover-text"
+    ? { label: "direct SQL", measured: references.directSqlDiscoverText }
+    : name === "discover-tag"
+    ? { label: "direct SQL", measured: references.directSqlDiscoverTag }
+    : { label: "empty HttpApi", measured: references.emptyHttpApi }
+
+export const scenarioLine = (row: ScenarioResult, reference?: { label: string; measured: Measured }) =>
   `  ${row.title.padEnd(32)} ${fixed(row.rps, 0).padStart(7)} req/s  p50 ${fixed(row.p50Ms).padStart(6)} ms  ` +
   `p99 ${fixed(row.p99Ms).padStart(6)} ms  errors ${row.errors}  peak RSS ${row.peakRssMb} MB  ` +
   `desk CPU ${fixed(row.deskCpuMsPerRequest, 2)} ms/req` +
+  (reference === undefined ? "" : `  ${pct(row.rps / reference.measured.rps)} of ${reference.label}`) +
   (row.unlocksPerSecond === undefined ? "" : `  (${fixed(row.unlocksPerSecond, 0)} unlocks/s)`) +
   (row.failures === undefined ? "" : `  failures ${JSON.stringify(row.failures)}`)
 
-/** Each target of issue #7 beside the figure it is judged by; ratios use references from the same run. */
+/**
+ * Each target of issue #16 beside the figure it is judged by; ratios use references from the same run. With an
+ * offered rate (open loop) throughput ratios say nothing, so only latencies at that rate are judged.
+ */
 export const checksOf = (
   results: ReadonlyArray<ScenarioResult>,
   references: References,
-  desk: { readonly peakRssMb: number; readonly startupMs: number },
-  books: { readonly balanced: boolean; readonly receiptsAdded: number }
+  desk: { readonly peakRssMb: number; readonly startupMs: number; readonly workers: number },
+  books: { readonly balanced: boolean; readonly receiptsAdded: number },
+  rate: number | undefined
 ) => {
   const get = (name: ScenarioName) => results.find((_) => _.name === name)
-  const ratio = (name: ScenarioName, reference: Measured) => {
+  const ratio = (name: ScenarioName) => {
     const row = get(name)
-    return row === undefined ? null : row.rps / reference.rps
+    return row === undefined || rate !== undefined ? null : row.rps / referenceOf(name, references).measured.rps
   }
   return {
+    offeredRate: rate ?? null,
+    workers: desk.workers,
+    llmsVsEmptyHttpApi: ratio("llms"),
+    statusVsEmptyHttpApi: ratio("status"),
+    previewVsEmptyHttpApi: ratio("preview"),
+    discoverTextVsDirectSql: ratio("discover-text"),
+    discoverTagVsDirectSql: ratio("discover-tag"),
     discoverTextP99Ms: get("discover-text")?.p99Ms ?? null,
-    discoverTextVsDirectSql: ratio("discover-text", references.directSqlDiscoverText),
-    discoverTagVsDirectSql: ratio("discover-tag", references.directSqlDiscoverTag),
-    previewVsBareHttp: ratio("preview", references.bareNodeHttp),
-    unlocksPerSecond: get("unlock-body")?.unlocksPerSecond ?? null,
+    demandP99Ms: get("demand")?.p99Ms ?? null,
+    booksP99Ms: get("books")?.p99Ms ?? null,
+    unlocksPerSecond: rate === undefined ? get("unlock-body")?.unlocksPerSecond ?? null : null,
     unlockErrors: get("unlock-body")?.errors ?? null,
     booksBalanced: books.balanced,
     receiptsAdded: books.receiptsAdded,
     peakRssMb: desk.peakRssMb,
-    startupMs: Math.round(desk.startupMs)
+    startupMs: Math.round(desk.startupMs),
+    emptyHttpApiRps: references.emptyHttpApi.rps,
+    bareNodeHttpRps: references.bareNodeHttp.rps
   }
 }
 export type Checks = ReturnType<typeof checksOf>
@@ -60,15 +86,29 @@ export type Checks = ReturnType<typeof checksOf>
 export const summary = (checks: Checks) =>
   [
     "",
-    `discover text:  p99 ${fixed(checks.discoverTextP99Ms)} ms (target < 50), ` +
-    `${pct(checks.discoverTextVsDirectSql)} of direct SQL (target >= 50 %)`,
-    `discover tag:   ${pct(checks.discoverTagVsDirectSql)} of direct SQL`,
-    `preview:        ${pct(checks.previewVsBareHttp)} of bare node:http (target >= 25 %)`,
-    `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 500), ${
-      checks.unlockErrors ?? "n/a"
-    } errors, ` +
-    `books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`,
-    `desk:           peak RSS ${checks.peakRssMb} MB (target < 250), startup ${checks.startupMs} ms (target < 2000)`
+    `ceiling:        empty HttpApi ${fixed(checks.emptyHttpApiRps, 0)} req/s, bare node:http ${
+      fixed(checks.bareNodeHttpRps, 0)
+    } req/s` + (checks.workers > 1 ? ` (references run one process; the desk ran ${checks.workers} workers)` : ""),
+    ...(checks.offeredRate === null
+      ? [
+        `no database:    /llms.txt ${pct(checks.llmsVsEmptyHttpApi)}, /api/status ${
+          pct(checks.statusVsEmptyHttpApi)
+        } of empty HttpApi (target >= 80 %)`,
+        `preview:        ${pct(checks.previewVsEmptyHttpApi)} of empty HttpApi (target >= 60 %)`,
+        `discover:       text ${pct(checks.discoverTextVsDirectSql)}, tag ${
+          pct(checks.discoverTagVsDirectSql)
+        } of direct SQL (target >= 85 %)`,
+        `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 800), ${
+          checks.unlockErrors ?? "n/a"
+        } errors, books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`
+      ]
+      : [
+        `offered load:   ${checks.offeredRate} req/s per scenario (open loop)`,
+        `discover text:  p99 ${fixed(checks.discoverTextP99Ms)} ms (target <= 100 at 100 req/s)`,
+        `demand, books:  p99 ${fixed(checks.demandP99Ms)} ms, ${fixed(checks.booksP99Ms)} ms (target <= 20)`,
+        `books:          ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`
+      ]),
+    `desk:           peak RSS ${checks.peakRssMb} MB (target < 300 embedded), startup ${checks.startupMs} ms`
   ].join("\n")
 
 /** bench/results/<start time>.json: the options, every figure and the machine it ran on. */

@@ -3,7 +3,18 @@ import { randomBytes } from "node:crypto"
 import { type Prng, prng } from "./Random.ts"
 import { handoffAt, TAGS, textQueries } from "./SyntheticCatalog.ts"
 
-export const SCENARIOS = ["discover-text", "discover-tag", "preview", "file", "unlock-body", "health"] as const
+export const SCENARIOS = [
+  "llms",
+  "status",
+  "discover-text",
+  "discover-tag",
+  "preview",
+  "demand",
+  "books",
+  "file",
+  "unlock-body",
+  "health"
+] as const
 export type ScenarioName = typeof SCENARIOS[number]
 
 export interface Scenario {
@@ -160,5 +171,13 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number, fir
     }
     case "health":
       return { name, title: "health", requests: [get(random, () => "/api/health")], unlocks: none }
+    case "llms":
+      return { name, title: "/llms.txt (no database)", requests: [get(random, () => "/llms.txt")], unlocks: none }
+    case "status":
+      return { name, title: "/api/status (no database)", requests: [get(random, () => "/api/status")], unlocks: none }
+    case "demand":
+      return { name, title: "/api/demand", requests: [get(random, () => "/api/demand")], unlocks: none }
+    case "books":
+      return { name, title: "/api/books", requests: [get(random, () => "/api/books")], unlocks: none }
   }
 }

@@ -8,8 +8,9 @@ import { toCatalogQuery } from "../src/Domain/Discover.ts"
 import { deskCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { hammer } from "./Measure.ts"
+import { offer } from "./OpenLoop.ts"
 import { freePort, startServer } from "./Processes.ts"
-import { checksOf, mb, scenarioLine, type ScenarioResult, summary, writeResults } from "./Report.ts"
+import { checksOf, mb, referenceOf, scenarioLine, type ScenarioResult, summary, writeResults } from "./Report.ts"
 import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 import { TAGS, textQueries } from "./SyntheticCatalog.ts"
@@ -27,6 +28,8 @@ const { values: args } = parseArgs({
     desk: { type: "string", default: "start" },
     "heap-mb": { type: "string" },
     "cpu-prof": { type: "boolean", default: false },
+    rate: { type: "string" },
+    workers: { type: "string", default: "1" },
     out: { type: "string", default: "bench/results" }
   }
 })
@@ -39,6 +42,8 @@ const seed = Number(args.seed)
 const storeKind = (args.store ?? (process.env.DATABASE_URL === undefined ? "pglite" : "postgres")) as StoreKind
 const scenarios = args.scenarios.split(",").map((_) => _.trim()) as Array<ScenarioName>
 const heapMb = args["heap-mb"] === undefined ? undefined : Number(args["heap-mb"])
+const rate = args.rate === undefined ? undefined : Number(args.rate)
+const workers = Number(args.workers)
 
 const Books = Schema.Struct({ balanced: Schema.Boolean, receipts: Schema.Number, handoffs: Schema.Number })
 const books = (url: string) =>
@@ -62,6 +67,13 @@ const program = Effect.gen(function*() {
   if (heapMb !== undefined && !(Number.isInteger(heapMb) && heapMb >= 64)) {
     return yield* Effect.fail("--heap-mb takes megabytes, 64 or more")
   }
+  if (rate !== undefined && !(Number.isInteger(rate) && rate >= 1)) {
+    return yield* Effect.fail("--rate takes requests per second offered to each scenario, 1 or more")
+  }
+  if (!(Number.isInteger(workers) && workers >= 1)) return yield* Effect.fail("--workers takes a positive integer")
+  if (workers > 1 && (storeKind !== "postgres" || process.env.REDIS_URL === undefined)) {
+    return yield* Effect.fail("--workers above 1 needs PostgreSQL and Redis: set DATABASE_URL and REDIS_URL")
+  }
   if (scenarios.some((_) => !SCENARIOS.includes(_))) {
     return yield* Effect.fail(`--scenarios takes a comma-separated list of ${SCENARIOS.join(", ")}`)
   }
@@ -71,8 +83,12 @@ const program = Effect.gen(function*() {
     `bench: ${handoffs.toLocaleString("en")} handoffs, ${store.label}, desk run ${
       args.desk === "tsx" ? "by tsx" : "as npm start runs it"
     }` +
+      `${workers === 1 ? "" : ` in ${workers} workers`}` +
       `${heapMb === undefined ? "" : ` with a ${heapMb} MB heap`}, ${connections} connections, ` +
-      `${seconds} s per scenario after ${warmup} s warm-up; ${cpus().length} CPUs, Node ${process.version}`
+      `${seconds} s per scenario after ${warmup} s warm-up` +
+      `${
+        rate === undefined ? "" : `, ${rate} req/s offered (open loop)`
+      }; ${cpus().length} CPUs, Node ${process.version}`
   )
   const load = yield* prepareCatalog(store, seed, handoffs, args.reload)
 
@@ -91,10 +107,21 @@ const program = Effect.gen(function*() {
     } req/s (tag)`
   )
 
+  const emptyHttpApi = yield* Effect.scoped(Effect.gen(function*() {
+    const server = yield* serverIn({ args: ["--import", "tsx", "bench/EmptyApi.ts"], env: {}, readyPath: "/" })
+    yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
+    return yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, seconds))
+  }))
+  yield* Console.log(
+    `reference: empty HttpApi endpoint ${emptyHttpApi.rps.toFixed(0)} req/s, p99 ${emptyHttpApi.p99Ms.toFixed(1)} ms`
+  )
+
   const command = yield* Effect.promise(() => deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb))
   if (command.built !== undefined) {
     yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
   }
+  // Bare node:http serves the desk's own preview, so it is measured once the desk has answered one.
+  const partial = { directSqlDiscoverText: direct.text, directSqlDiscoverTag: direct.tag, emptyHttpApi }
   const { booksAfter, booksBefore, document, peakRss, results, startupMs } = yield* Effect.scoped(
     Effect.gen(function*() {
       const desk = yield* serverIn({
@@ -102,7 +129,11 @@ const program = Effect.gen(function*() {
           ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${join("bench", "profiles")}`] : []),
           ...command.args
         ],
-        env: { ...store.env, DESK_TRUST_PROXY: "127.0.0.1" },
+        env: {
+          ...store.env,
+          DESK_TRUST_PROXY: "127.0.0.1",
+          ...(workers === 1 ? {} : { DESK_WORKERS: String(workers), REDIS_URL: process.env.REDIS_URL! })
+        },
         readyPath: "/api/health"
       })
       yield* Console.log(`desk: answered /api/health ${desk.startupMs.toFixed(0)} ms after spawn`)
@@ -129,7 +160,11 @@ const program = Effect.gen(function*() {
         desk.takePeakRss()
         const run = scenario(name, seed, handoffs, yield* filedSoFar)
         const cpuBefore = desk.cpuMs()
-        const measured = yield* Effect.promise(() => hammer(desk.url, run.requests, connections, seconds))
+        const measured = yield* Effect.promise(() =>
+          rate === undefined
+            ? hammer(desk.url, run.requests, connections, seconds)
+            : offer(desk.url, run.requests, rate, seconds)
+        )
         const peak = desk.takePeakRss()
         peakRss = Math.max(peakRss, peak)
         const row: ScenarioResult = {
@@ -141,7 +176,7 @@ const program = Effect.gen(function*() {
           ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {})
         }
         results.push(row)
-        yield* Console.log(scenarioLine(row))
+        yield* Console.log(scenarioLine(row, rate === undefined ? referenceOf(name, partial) : undefined))
       }
       const booksAfter = yield* books(desk.url)
       return { booksAfter, booksBefore, document, peakRss, results, startupMs: desk.startupMs }
@@ -162,11 +197,11 @@ const program = Effect.gen(function*() {
   }))
   yield* Console.log(`reference: bare node:http ${bare.rps.toFixed(0)} req/s, p99 ${bare.p99Ms.toFixed(1)} ms`)
 
-  const references = { directSqlDiscoverText: direct.text, directSqlDiscoverTag: direct.tag, bareNodeHttp: bare }
-  const checks = checksOf(results, references, { peakRssMb: mb(peakRss), startupMs }, {
+  const references = { ...partial, bareNodeHttp: bare }
+  const checks = checksOf(results, references, { peakRssMb: mb(peakRss), startupMs, workers }, {
     balanced: booksAfter.balanced,
     receiptsAdded: booksAfter.receipts - booksBefore.receipts
-  })
+  }, rate)
   yield* Console.log(summary(checks))
   const file = writeResults(args.out, startedAt, {
     options: {
@@ -177,7 +212,9 @@ const program = Effect.gen(function*() {
       connections,
       seconds,
       warmup,
-      seed
+      seed,
+      rate: rate ?? null,
+      workers
     },
     load,
     startupMs,

@@ -7,6 +7,7 @@ import { InternalError, InvalidJson, PayloadTooLarge, RateLimited, UnsupportedMe
 import { GuideApi } from "./Guide/Api.ts"
 import { AgentsApi } from "./Identity/Api.ts"
 import { LedgerApi } from "./Ledger/Api.ts"
+import { McpApi } from "./Mcp/Api.ts"
 import { PagesApi } from "./Pages/Api.ts"
 import { SandboxApi } from "./Sandbox/Api.ts"
 
@@ -18,6 +19,7 @@ export class DeskApi extends HttpApi.make("desk")
   .add(DeskInfoApi)
   .add(SandboxApi)
   .add(DiscoveryApi)
+  .add(McpApi)
   .add(PagesApi)
   .addError(InvalidJson)
   .addError(PayloadTooLarge)

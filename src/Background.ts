@@ -2,7 +2,7 @@ import { Cause, Duration, Effect, Layer } from "effect"
 import { DeskConfig } from "./Config.ts"
 import { Ledger } from "./Ledger.ts"
 import { Payouts } from "./Payouts.ts"
-import { Settlement } from "./Settlement.ts"
+import { RailProfile } from "./Settlement.ts"
 
 /**
  * One background fiber for the on-chain rail, scoped to the desk: reconciles settlements nobody is
@@ -10,7 +10,7 @@ import { Settlement } from "./Settlement.ts"
  */
 export const BackgroundLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { rail } = yield* Settlement
+    const rail = yield* RailProfile
     if (!rail.x402Ready) return
     const ledger = yield* Ledger
     const payouts = yield* Payouts

@@ -3,7 +3,8 @@ import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { type BodyTaken, HandoffRepo } from "./Catalog/HandoffRepo.ts"
 import type { NewHandoff } from "./Catalog/HandoffRow.ts"
-import { fitListing } from "./Catalog/ListingBudget.ts"
+import { fitListing, itemsOmitted } from "./Catalog/ListingBudget.ts"
+import { PreviewCache } from "./Catalog/PreviewCache.ts"
 import { makeTagsInUse } from "./Catalog/TagsInUse.ts"
 import { toPreview } from "./Catalog/toPreview.ts"
 import { payoutAddressProblem } from "./Domain/Agent.ts"
@@ -13,11 +14,12 @@ import { DuplicateBody, InvalidHandoff, NotFound, PayoutChangeRefused } from "./
 import type { FilingRequest } from "./Domain/Filing.ts"
 import { identityIssues } from "./Domain/FilingRules.ts"
 import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
+import { pagesOf } from "./Domain/Paging.ts"
 import type { Origin } from "./Domain/Preview.ts"
 import { cleanLabel, codePoints } from "./Domain/Text.ts"
 import { DEMO_PACKET, EXAMPLE_PACKET } from "./Guide/Example.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
-import { Settlement } from "./Settlement.ts"
+import { RailProfile } from "./Settlement.ts"
 
 const normalizeTags = (tags: ReadonlyArray<string>) => [...new Set(tags.map(cleanLabel))].filter((tag) => tag !== "")
 
@@ -52,9 +54,10 @@ const notFound = (id: string) =>
 
 const make = Effect.gen(function*() {
   const repo = yield* HandoffRepo
+  const previews = yield* PreviewCache
   const agents = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
-  const { rail } = yield* Settlement
+  const rail = yield* RailProfile
   const tagsInUse = yield* makeTagsInUse(repo.tagCounts)
 
   /** The filer's agent record is created with its first filing, with the payout address it names, if any. */
@@ -152,16 +155,28 @@ const make = Effect.gen(function*() {
   const get = Effect.fn("Catalog.get")(function*(id: string) {
     const seq = handoffSeq(id)
     if (Option.isNone(seq)) return yield* Effect.fail(notFound(id))
-    const row = yield* repo.findBySeq(seq.value)
-    if (Option.isNone(row)) return yield* Effect.fail(notFound(id))
-    return toPreview(row.value)
+    const preview = yield* previews.through(seq.value, Effect.map(repo.findBySeq(seq.value), Option.map(toPreview)))
+    if (Option.isNone(preview)) return yield* Effect.fail(notFound(id))
+    return preview.value
   })
 
   /** One page of previews; `omitted` of them left out at its end when the page would pass LISTING_MAX_BYTES. */
-  const search = Effect.fn("Catalog.search")(function*(query: CatalogQuery) {
+  /**
+   * One page of previews as every listing answers it (REST discover and catalog, the MCP search tool, the catalog
+   * page): the page, its size, how many pages the result window holds, and `itemsOmitted` when the page was cut
+   * short to fit the listing budget.
+   */
+  const discover = Effect.fn("Catalog.discover")(function*(query: CatalogQuery) {
     const { rows, total } = yield* repo.search(query)
     const { items, omitted } = fitListing(rows.map(toPreview))
-    return { total, items, omitted }
+    return {
+      total,
+      page: query.page,
+      limit: query.limit,
+      pages: pagesOf(total, query.limit),
+      items,
+      ...itemsOmitted(omitted)
+    }
   })
 
   const ensureDemo = Effect.gen(function*() {
@@ -171,7 +186,7 @@ const make = Effect.gen(function*() {
 
   const demoId = Effect.map(repo.demoSeq, Option.map((seq) => `DESK-${seq}`))
 
-  return { file, seed, get, search, tagsInUse: tagsInUse.get, tagStats: repo.tagStats, ensureDemo, demoId } as const
+  return { file, seed, get, discover, tagsInUse: tagsInUse.get, tagStats: repo.tagStats, ensureDemo, demoId } as const
 })
 
 export class Catalog extends Context.Tag("Catalog")<Catalog, Effect.Effect.Success<typeof make>>() {

@@ -12,7 +12,7 @@ import { AgentMismatch, InvalidRequest, NotFound, PayoutChangeRefused } from "./
 import { DeskId } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
 import { AgentRepo, type AgentRow } from "./Identity/AgentRepo.ts"
-import { Settlement } from "./Settlement.ts"
+import { RailProfile } from "./Settlement.ts"
 
 const SIGNATURE_WINDOW_MS = 10 * 60 * 1000
 
@@ -47,7 +47,7 @@ const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistra
 const make = Effect.gen(function*() {
   const repo = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
-  const { rail } = yield* Settlement
+  const rail = yield* RailProfile
 
   const view = Effect.fn("Identity.view")(function*(id: string) {
     const row = isDeskId(id) ? yield* repo.find(id) : Option.none()

@@ -1,28 +1,35 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HandoffRepo, type SealedRow } from "./Catalog/HandoffRepo.ts"
+import { PreviewCache } from "./Catalog/PreviewCache.ts"
 import { DeskConfig } from "./Config.ts"
 import {
   InvalidRequest,
   NotFound,
   NotUnlocked,
+  PaymentInvalid,
   PaymentRequired,
   SettlementPending,
   SignInRefused
 } from "./Domain/Errors.ts"
 import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
+import { pagesOf } from "./Domain/Paging.ts"
+import type { ReceiptQuery } from "./Domain/ReceiptQuery.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
 import { offerOf } from "./Ledger/Offer.ts"
 import { makePaidUnlock, type Unlocked } from "./Ledger/PaidUnlock.ts"
 import { PayoutRepo } from "./Ledger/PayoutRepo.ts"
 import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
-import { capExceeded, kindOf, mayVote, spendOf } from "./Ledger/Rules.ts"
+import { capExceeded, countsAsPurchase, kindOf, mayVote, spendOf } from "./Ledger/Rules.ts"
 import { Sales } from "./Ledger/Sales.ts"
 import { SettlementRepo } from "./Ledger/SettlementRepo.ts"
+import { signedReceiptOf } from "./Ledger/SignedReceipts.ts"
 import { SignInNonceRepo } from "./Ledger/SignInNonceRepo.ts"
+import { toReceipt, toUnlockResponse } from "./Ledger/toReceipt.ts"
 import { Payouts } from "./Payouts.ts"
-import { Settlement } from "./Settlement.ts"
+import { ReceiptSigning } from "./ReceiptSigning.ts"
+import { RailProfile, Settlement } from "./Settlement.ts"
 import type { SignInProof } from "./SignIn.ts"
 import { isUniqueViolation } from "./Sql.ts"
 
@@ -38,6 +45,9 @@ const make = Effect.gen(function*() {
   const sales = yield* Sales
   const config = yield* DeskConfig
   const signInNonces = yield* SignInNonceRepo
+  const { explorerTxUrl } = yield* RailProfile
+  const signing = yield* ReceiptSigning
+  const previews = yield* PreviewCache
 
   const notFound = (id: string) =>
     new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
@@ -49,10 +59,22 @@ const make = Effect.gen(function*() {
     return row.value
   })
 
-  const paymentRequired = (handoff: SealedRow, message: string) =>
-    new PaymentRequired({ message, x402Version: 1, accepts: settlement.accepts(offerOf(config.publicUrl, handoff)) })
+  /** The challenge for a handoff: none on a desk without a payment rail. */
+  const acceptsFor = (handoff: SealedRow) =>
+    Option.match(settlement, { onNone: () => [], onSome: (rail) => rail.challenge(offerOf(config.publicUrl, handoff)) })
 
-  const paid = yield* makePaidUnlock
+  const paymentRequired = (handoff: SealedRow, message: string) =>
+    new PaymentRequired({ message, x402Version: 1, accepts: acceptsFor(handoff) })
+
+  const paid = yield* Option.match(settlement, {
+    onNone: () => Effect.succeedNone,
+    onSome: (rail) => Effect.asSome(makePaidUnlock(rail))
+  })
+
+  const noRail = new PaymentInvalid({
+    message: "This desk settles by desk receipt only: unlock without X-PAYMENT.",
+    reason: "x402_not_configured"
+  })
 
   /**
    * One transaction under the payer's row lock: a repeat unlock finds the first receipt, the spend is
@@ -86,7 +108,7 @@ const make = Effect.gen(function*() {
       Effect.catchTag("SqlError", Effect.die)
     )
 
-  const unlock = Effect.fn("Ledger.unlock")(function*(
+  const unlocked = Effect.fn("Ledger.unlocked")(function*(
     agent: DeskId,
     handoffId: string,
     payer: string,
@@ -106,7 +128,9 @@ const make = Effect.gen(function*() {
     const existing = yield* receipts.findFor(agent, handoff.seq)
     // Never charge twice: an attached payment stays unused when the identity already holds the unlock.
     if (Option.isSome(existing)) {
-      const settled = Option.isSome(payment) ? yield* paid.settledBy(handoff, agent, payment.value) : Option.none()
+      const settled = Option.isSome(payment) && Option.isSome(paid)
+        ? yield* paid.value.settledBy(handoff, agent, payment.value)
+        : Option.none()
       return { alreadyUnlocked: true, receipt: existing.value, settled } satisfies Unlocked
     }
     if (Option.isNone(payment)) {
@@ -114,7 +138,57 @@ const make = Effect.gen(function*() {
         paymentRequired(handoff, "This desk requires an on-chain payment: retry with X-PAYMENT.")
       )
     }
-    return yield* paid.unlock(agent, handoff, payment.value)
+    if (Option.isNone(paid)) return yield* Effect.fail(noRail)
+    return yield* paid.value.unlock(agent, handoff, payment.value)
+  })
+
+  /**
+   * An unlock as REST and MCP answer it (the receipt, the body's address, the desk's signed receipt), with the
+   * on-chain settlement behind it for the payment-response header.
+   */
+  const unlock = (agent: DeskId, handoffId: string, payer: string, payment: Option.Option<string>) =>
+    Effect.flatMap(
+      unlocked(agent, handoffId, payer, payment),
+      (result) =>
+        Effect.zipRight(
+          // A purchase changed the preview: every desk is told before the buyer reads it again.
+          result.alreadyUnlocked || !countsAsPurchase(result.receipt.kind)
+            ? Effect.void
+            : previews.announced(result.receipt.handoff_seq),
+          Effect.map(signedReceiptOf(signing, result.receipt, config.publicUrl), (signed) => ({
+            settled: result.settled,
+            response: toUnlockResponse(result, explorerTxUrl, signed)
+          }))
+        )
+    )
+
+  /** Receipt records, newest first, as REST and MCP list them: a payer's own unmasked, anyone else's masked. */
+  const listReceipts = Effect.fn("Ledger.listReceipts")(function*(query: ReceiptQuery) {
+    const { rows, total } = yield* receipts.list(query)
+    const audience = query.payer === null ? "public" : "buyer"
+    return {
+      ok: true as const,
+      total,
+      page: query.page,
+      limit: query.limit,
+      pages: pagesOf(total, query.limit),
+      receipts: rows.map((row) => toReceipt(row, explorerTxUrl, audience))
+    }
+  })
+
+  /** One receipt for its buyer, with the desk's signature; anyone else is told there is none. */
+  const receiptFor = Effect.fn("Ledger.receiptFor")(function*(agent: DeskId, receiptId: string) {
+    const row = Option.filter(yield* receipts.findById(receiptId), (_) => _.payer === agent)
+    if (Option.isNone(row)) {
+      return yield* Effect.fail(
+        new NotFound({ message: `No receipt ${receiptId} for this X-AGENT-ID: a receipt is shown to its buyer.` })
+      )
+    }
+    return {
+      ok: true as const,
+      receipt: toReceipt(row.value, explorerTxUrl, "buyer"),
+      signedReceipt: yield* signedReceiptOf(signing, row.value, config.publicUrl)
+    }
   })
 
   /** The body read by an identity's X-AGENT-ID, unless that identity reads only by signing in with its wallet. */
@@ -205,6 +279,7 @@ const make = Effect.gen(function*() {
       )
     }
     yield* sql.withTransaction(receipts.vote(handoff.seq, agent, useful)).pipe(Effect.catchTag("SqlError", Effect.die))
+    yield* previews.announced(handoff.seq)
     const row = yield* handoffs.findBySeq(handoff.seq)
     return {
       ok: true as const,
@@ -220,9 +295,10 @@ const make = Effect.gen(function*() {
     body,
     bodyForWallet,
     feedback,
-    reconcile: paid.reconcile,
-    list: receipts.list,
-    findReceipt: receipts.findById,
+    /** Claims nobody is settling, resolved from the chain; nothing to do without a payment rail. */
+    reconcile: Option.match(paid, { onNone: () => Effect.succeed(0), onSome: (_) => _.reconcile }),
+    listReceipts,
+    receiptFor,
     recentSales: receipts.recentSales,
     totals: receipts.totals,
     census: receipts.census

@@ -2,7 +2,7 @@ import { Context, Data, Duration, Effect, Layer, Option, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { DeskConfig } from "./Config.ts"
 import { type Lease, PayoutRepo, type PayoutRow } from "./Ledger/PayoutRepo.ts"
-import { type PayoutRail, Settlement, type SignedPayout } from "./Settlement.ts"
+import { PayoutChannel, type PayoutFailure, type PayoutRail, type SignedPayout } from "./Payouts/Rail.ts"
 
 const MAX_RETRY_SECONDS = 600
 const BATCH = 20
@@ -30,7 +30,7 @@ const signedOf = (row: PayoutRow): Option.Option<SignedPayout> =>
  */
 const make = Effect.gen(function*() {
   const repo = yield* PayoutRepo
-  const settlement = yield* Settlement
+  const channel = yield* PayoutChannel
   const config = yield* DeskConfig
   const kicks = yield* Queue.dropping<void>(1)
   // One worker per process: payouts and settlements share the wallet's nonce counter, which two concurrent
@@ -47,10 +47,13 @@ const make = Effect.gen(function*() {
     ) => (written ? Effect.void : Effect.fail(new LostLease({ receiptId: row.receipt_id })))
     const renew = Effect.flatMap(repo.renew(lease, leaseSeconds), held)
     /** One bounded step; the lease, renewed just before, outlasts it. */
-    const step = <A>(effect: Effect.Effect<A, string>) =>
+    const step = <A>(effect: Effect.Effect<A, PayoutFailure>) =>
       Effect.zipRight(
         renew,
-        Effect.either(Effect.timeoutFail(effect, { duration: rail.stepTimeout, onTimeout: () => "timed out" }))
+        Effect.either(Effect.timeoutFail(Effect.mapError(effect, (_) => _.message), {
+          duration: rail.stepTimeout,
+          onTimeout: () => "timed out"
+        }))
       )
 
     const failed = (error: string) =>
@@ -126,16 +129,16 @@ const make = Effect.gen(function*() {
 
   /** Promotes owed payouts whose filer now has an address, then works through the due ones. */
   const runOnce = Effect.gen(function*() {
-    const rail = settlement.payouts
-    if (Option.isNone(rail)) return 0
+    if (Option.isNone(channel)) return 0
+    const rail = channel.value
     yield* repo.promoteOwed
-    const leaseSeconds = Math.ceil(Duration.toSeconds(rail.value.stepTimeout)) + LEASE_MARGIN_SECONDS
+    const leaseSeconds = Math.ceil(Duration.toSeconds(rail.stepTimeout)) + LEASE_MARGIN_SECONDS
     let done = 0
     while (done < BATCH) {
       const token = randomUUID()
       const due = yield* repo.claimDue(leaseSeconds, token)
       if (Option.isNone(due)) break
-      yield* work(rail.value, { row: due.value, token })
+      yield* work(rail, { row: due.value, token })
       done++
     }
     return done

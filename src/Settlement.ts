@@ -1,6 +1,7 @@
-import { Context, type Duration, type Effect, type Option } from "effect"
-import type { PaymentInvalid, PaymentRequirementsV1, SettlementUnavailable } from "./Domain/Errors.ts"
-import type { VerifiablePayment } from "./Domain/X402.ts"
+import { Context, type Duration, type Effect, type Either, type Option } from "effect"
+import type { PaymentRequirementsV1, SettlementUnavailable } from "./Domain/Errors.ts"
+import type { PaymentRequiredV2, VerifiablePayment } from "./Domain/X402.ts"
+import type { PayoutChannel } from "./Payouts/Rail.ts"
 
 /** What a buyer is asked to pay for: one handoff at its listed price, sold at an absolute resource URL. */
 export interface Offer {
@@ -59,43 +60,6 @@ export type AuthorizationLookup =
   | { readonly _tag: "Spent"; readonly reason: string }
   | { readonly _tag: "Unknown"; readonly detail: string }
 
-export interface SignedPayout {
-  readonly signedTx: string
-  readonly txHash: string
-  readonly txNonce: number
-}
-
-/** Where a stored, signed payout stands on-chain. `Dead`: its nonce went to another transaction, so it can never land. */
-export type PayoutState =
-  | { readonly _tag: "Confirmed" }
-  | { readonly _tag: "Reverted" }
-  | { readonly _tag: "InFlight" }
-  | { readonly _tag: "Dead" }
-
-/** USDC transfers from the desk wallet: signing is separate from broadcasting so the signed bytes can be stored first. */
-export interface PayoutRail {
-  /**
-   * The longest any one step below can take, every RPC call's retries included: a worker's lease on a payout
-   * covers one step and is renewed before the next.
-   */
-  readonly stepTimeout: Duration.Duration
-  /** `reference` (the receipt id) rides in the transaction, so no two payouts share bytes or a hash. */
-  readonly sign: (to: string, amountMicro: number, reference: string) => Effect.Effect<SignedPayout, string>
-  /** Forgets nonces handed out for bytes that will never be broadcast (a worker that lost its lease). */
-  readonly resetNonces: Effect.Effect<void>
-  readonly broadcast: (signedTx: string) => Effect.Effect<void, string>
-  readonly state: (payout: SignedPayout) => Effect.Effect<PayoutState, string>
-  /** Waits (bounded) for the transaction to be mined; `InFlight` when it was not in time. */
-  readonly confirm: (payout: SignedPayout) => Effect.Effect<PayoutState, string>
-  /** A mined, successful transfer of this payout (one carrying `reference`) since `fromBlock`: its hash. */
-  readonly findMined: (
-    to: string,
-    amountMicro: number,
-    reference: string,
-    fromBlock: bigint
-  ) => Effect.Effect<Option.Option<string>, string>
-}
-
 export interface Rail {
   readonly stage: string
   readonly network: string
@@ -111,34 +75,63 @@ export interface Rail {
   readonly note: string
 }
 
+/** Why a payment was refused before anything moved, with a stable reason code (x402's `invalidReason` style). */
+export interface Refusal {
+  readonly reason: string
+  readonly message: string
+}
+
+/** The settlement of a sale as x402 answers it (`X-PAYMENT-RESPONSE` in v1, `PAYMENT-RESPONSE` in v2). */
+export interface SettledAnswer {
+  readonly x402Version: 1 | 2
+  /** `network` is the v1 name (`base-sepolia`) or the v2 CAIP-2 id (`eip155:84532`); `amount` is v2's. */
+  readonly response: {
+    readonly success: true
+    readonly transaction: string
+    readonly network: string
+    readonly payer: string
+    readonly amount?: string
+  }
+}
+
 /**
- * The port between an unlock and money. The Ledger orders the steps (verify, claim, settle, receipt,
- * payout) and records each in the database; an adapter only talks to the rail and answers with data.
+ * One chain and scheme that takes payments, in the x402 shape: a challenge, the checks (without the chain, then
+ * the facilitator's), a settlement and a lookup, each answering with data. The Ledger orders the steps (check,
+ * claim, settle, receipt, payout) and records each in the database; the HTTP layer encodes the headers.
  */
-export class Settlement extends Context.Tag("Settlement")<Settlement, {
-  readonly rail: Rail
-  /** The v1 challenge (`accepts` of the 402 body). */
-  readonly accepts: (offer: Offer) => ReadonlyArray<PaymentRequirementsV1>
-  /** The same challenge as x402 v2 `PAYMENT-REQUIRED` header value, when the rail takes payments. */
-  readonly paymentRequiredHeader: (
+export interface PaymentRail {
+  /** The v1 challenge for an offer (`accepts` of the 402 body). */
+  readonly challenge: (offer: Offer) => ReadonlyArray<PaymentRequirementsV1>
+  /** The same challenge as x402 v2 states it (`PAYMENT-REQUIRED`), with more `extensions` when given. */
+  readonly challengeV2: (
     accepts: ReadonlyArray<PaymentRequirementsV1>,
     error: string | undefined,
-    /** More of the challenge's `extensions` (a sign-in on a body's 402). */
     extensions?: Readonly<Record<string, unknown>>
-  ) => Option.Option<string>
-  /** The `X-PAYMENT-RESPONSE` (v1) or `PAYMENT-RESPONSE` (v2) header for a settled payment. */
-  readonly paymentResponseHeader: (payment: VerifiedPayment, txHash: string) => readonly [name: string, value: string]
-  /** Decodes an `X-PAYMENT` / `PAYMENT-SIGNATURE` value and checks it against this offer without the chain. */
-  readonly parse: (offer: Offer, header: string) => Effect.Effect<VerifiedPayment, PaymentInvalid>
-  /** The facilitator's checks (signature, balance, unused nonce, simulation). Nothing moves. */
-  readonly verify: (payment: VerifiedPayment) => Effect.Effect<void, PaymentInvalid | SettlementUnavailable>
+  ) => PaymentRequiredV2
+  /** Decodes an `X-PAYMENT` / `PAYMENT-SIGNATURE` value and checks it against this offer at this time, without the chain. */
+  readonly check: (offer: Offer, header: string, nowSeconds: number) => Either.Either<VerifiedPayment, Refusal>
+  /** The facilitator's checks (signature, balance, unused nonce, simulation): a refusal, or none. Nothing moves. */
+  readonly verify: (payment: VerifiedPayment) => Effect.Effect<Option.Option<Refusal>, SettlementUnavailable>
   /** Bounded by `settleTimeout`; `fromBlock` is where to look for the transaction if the answer is lost. */
   readonly settle: (payment: VerifiedPayment, fromBlock: bigint) => Effect.Effect<SettleOutcome>
   /** The longest one settlement attempt (lookup, settle, lookup) can take: a claim's lease covers it. */
   readonly settleTimeout: Duration.Duration
   readonly lookup: (payment: VerifiedPayment, fromBlock: bigint) => Effect.Effect<AuthorizationLookup>
+  /** What the buyer is told of a settled payment. */
+  readonly settled: (payment: VerifiedPayment, txHash: string) => SettledAnswer
   /** The chain head, recorded with a claim so a later lookup searches logs from there. */
   readonly blockNumber: Effect.Effect<bigint, SettlementUnavailable>
-  readonly payouts: Option.Option<PayoutRail>
   readonly facilitatorReachable: Effect.Effect<boolean>
-}>() {}
+}
+
+/**
+ * The port between an unlock and money: the rail that takes payments, or none. With none the desk writes desk
+ * receipts (the ledger records the sale and no USDC moves) and refuses payment headers.
+ */
+export class Settlement extends Context.Tag("Settlement")<Settlement, Option.Option<PaymentRail>>() {}
+
+/** What a settlement adapter provides: the rail that takes payments (or none), its description and its payouts. */
+export type MoneyRails = Settlement | RailProfile | PayoutChannel
+
+/** How the desk's money rail is described to agents and people (status, documents, pages). */
+export class RailProfile extends Context.Tag("RailProfile")<RailProfile, Rail>() {}

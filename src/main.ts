@@ -2,6 +2,8 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Layer } from "effect"
 import { LedgerOnlySettlement, RateLimiterLive, ReceiptSigningLive, SettlementLive, StoreLive } from "./Adapters.ts"
 import { Catalog } from "./Catalog.ts"
+import { PreviewCache } from "./Catalog/PreviewCache.ts"
+import { isWorker, superviseWorkers, workersConfig } from "./Cluster.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
 import { ClientConcurrency } from "./Http/ClientConcurrency.ts"
@@ -41,6 +43,11 @@ const reportFailure = (prefix: string) => (cause: Cause.Cause<unknown>) =>
 
 const [command, ...args] = process.argv.slice(2)
 
+/** One desk in this process, or DESK_WORKERS desks forked from it on the same port. */
+const serve = isWorker
+  ? Layer.launch(DeskMainLive)
+  : Effect.flatMap(workersConfig, (n) => n === 1 ? Layer.launch(DeskMainLive) : superviseWorkers(n))
+
 /** `main.ts` runs the desk; `main.ts seed <file.json>` (npm run seed) imports seed listings into the same store. */
 const program = command === "seed"
   ? readSeedFile(args[0]).pipe(
@@ -49,7 +56,7 @@ const program = command === "seed"
         // Seeding moves no money: the desk-receipt rail stands in for whatever chain the desk settles on.
         Effect.provide(
           Catalog.layer.pipe(
-            Layer.provide(LedgerOnlySettlement),
+            Layer.provide([LedgerOnlySettlement, PreviewCache.none]),
             Layer.provideMerge(StorageLive),
             Layer.provide(DeskConfig.layer)
           )
@@ -58,7 +65,7 @@ const program = command === "seed"
     ),
     Effect.catchAllCause(reportFailure("seed"))
   )
-  : Layer.launch(DeskMainLive).pipe(
+  : serve.pipe(
     Effect.catchAllCause((
       cause
     ) => (Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure("handoff-desk: cannot start")(cause)))

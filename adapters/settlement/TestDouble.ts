@@ -1,9 +1,8 @@
-import { Duration, Effect, Layer, Option } from "effect"
-import { type Rail, Settlement } from "../../src/Settlement.ts"
+import { Context, Duration, Effect, Layer, Option } from "effect"
+import { PayoutChannel } from "../../src/Payouts/Rail.ts"
+import { type PaymentRail, type Rail, RailProfile, Settlement } from "../../src/Settlement.ts"
 
-type Port = Settlement["Type"]
-
-const rail: Rail = {
+const profile: Rail = {
   stage: "test",
   network: "test",
   label: "test double",
@@ -19,29 +18,31 @@ const rail: Rail = {
 }
 
 const unexpected = (method: string) => () =>
-  Effect.dieMessage(`Settlement.${method} was called but the test did not stub it`)
+  Effect.dieMessage(`PaymentRail.${method} was called but the test did not stub it`)
 
-/** A Settlement that dies on every method the test did not stub, so a test states what it relies on. */
-export const layerTest = (stubs: Partial<Port> = {}) =>
-  Layer.succeed(
-    Settlement,
-    Settlement.of({
-      rail,
-      accepts: () => {
-        throw new Error("Settlement.accepts was called but the test did not stub it")
-      },
-      paymentRequiredHeader: () => Option.none(),
-      paymentResponseHeader: () => {
-        throw new Error("Settlement.paymentResponseHeader was called but the test did not stub it")
-      },
-      parse: unexpected("parse"),
-      verify: unexpected("verify"),
-      settleTimeout: Duration.seconds(1),
-      settle: unexpected("settle"),
-      lookup: unexpected("lookup"),
-      blockNumber: Effect.dieMessage("Settlement.blockNumber was not stubbed"),
-      payouts: Option.none(),
-      facilitatorReachable: Effect.dieMessage("Settlement.facilitatorReachable was not stubbed"),
-      ...stubs
-    })
+const thrown = (method: string) => () => {
+  throw new Error(`PaymentRail.${method} was called but the test did not stub it`)
+}
+
+/** A payment rail that dies on every method the test did not stub, so a test states what it relies on. */
+export const layerTest = (stubs: Partial<PaymentRail> = {}) => {
+  const rail: PaymentRail = {
+    challenge: thrown("challenge"),
+    challengeV2: thrown("challengeV2"),
+    check: thrown("check"),
+    verify: unexpected("verify"),
+    settleTimeout: Duration.seconds(1),
+    settle: unexpected("settle"),
+    lookup: unexpected("lookup"),
+    settled: thrown("settled"),
+    blockNumber: Effect.dieMessage("PaymentRail.blockNumber was not stubbed"),
+    facilitatorReachable: Effect.dieMessage("PaymentRail.facilitatorReachable was not stubbed"),
+    ...stubs
+  }
+  return Layer.succeedContext(
+    Context.make(Settlement, Option.some(rail)).pipe(
+      Context.add(RailProfile, profile),
+      Context.add(PayoutChannel, PayoutChannel.none)
+    )
   )
+}

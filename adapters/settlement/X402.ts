@@ -1,9 +1,13 @@
 import type { SettleResponse } from "@x402/core/types"
-import { Duration, Effect, Either, Layer, Option } from "effect"
-import { PaymentInvalid, SettlementUnavailable } from "../../src/Domain/Errors.ts"
+import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { SettlementUnavailable } from "../../src/Domain/Errors.ts"
+import { PayoutChannel } from "../../src/Payouts/Rail.ts"
 import {
   type AuthorizationLookup,
+  type PaymentRail,
   type Rail,
+  RailProfile,
+  type Refusal,
   Settlement,
   type SettleOutcome,
   type VerifiedPayment
@@ -12,7 +16,7 @@ import { makeChain } from "./X402Chain.ts"
 import { type X402Settings, x402Settings } from "./X402Config.ts"
 import { makeFacilitator } from "./X402Facilitator.ts"
 import { makePayouts } from "./X402Payouts.ts"
-import { caipNetwork, checkPayment, encodeHeader, paymentRequiredV2, requirementsV1 } from "./X402Requirements.ts"
+import { caipNetwork, checkPayment, paymentRequiredV2, requirementsV1 } from "./X402Requirements.ts"
 import * as X402SignIn from "./X402SignIn.ts"
 
 const RETRY_AFTER_SECONDS = 5
@@ -84,7 +88,7 @@ export const make = (settings: X402Settings) =>
     const settleTimeout = Duration.sum(facilitatorTimeout, Duration.times(lookupTimeout, 2))
     const explorer = settings.explorerUrl
 
-    const rail: Rail = {
+    const profile: Rail = {
       stage: settings.network === "base" ? "mainnet" : "testnet",
       network: settings.network,
       label: `x402 USDC on ${settings.network} (${facilitator.kind} facilitator)`,
@@ -119,13 +123,13 @@ export const make = (settings: X402Settings) =>
     )
 
     /** The facilitator's verification; a refusal counts only if the chain answered, else an outage looks like one. */
-    const verdict = (payment: VerifiedPayment) =>
+    const verdict = (payment: VerifiedPayment): Effect.Effect<Option.Option<Refusal>, SettlementUnavailable> =>
       Effect.tryPromise(() => facilitator.verify(payment.payment)).pipe(
         Effect.timeout(Duration.times(rpcTimeout, 3)),
         Effect.mapError(() => unavailable(facilitator.kind === "local" ? "The chain RPC" : "The facilitator")),
         Effect.flatMap((answer) =>
           answer.isValid
-            ? Effect.succeed(Option.none<{ reason: string; message: string }>())
+            ? Effect.succeed(Option.none())
             : Effect.flatMap(chainAnswers, (up) => {
               if (!up) return Effect.fail(unavailable("The chain RPC"))
               const reason = answer.invalidReason ?? "payment_invalid"
@@ -168,44 +172,11 @@ export const make = (settings: X402Settings) =>
         return { _tag: "Unknown", detail: describe(errorReason ?? "settlement failed") }
       })
 
-    return Settlement.of({
-      rail,
-      accepts: (offer) => [requirementsV1(settings, offer)],
-      paymentRequiredHeader: (accepts, error, extensions) =>
-        accepts.length === 0
-          ? Option.none()
-          : Option.some(encodeHeader(paymentRequiredV2(settings, accepts, error, extensions))),
-      paymentResponseHeader: (payment, txHash) =>
-        payment.payment.x402Version === 1
-          ? [
-            "X-PAYMENT-RESPONSE",
-            encodeHeader({ success: true, transaction: txHash, network: settings.network, payer: payment.payerAddress })
-          ]
-          : [
-            "PAYMENT-RESPONSE",
-            encodeHeader({
-              success: true,
-              transaction: txHash,
-              network: caipNetwork(settings),
-              payer: payment.payerAddress,
-              amount: String(payment.amountMicro)
-            })
-          ],
-      parse: (offer, header) =>
-        Effect.suspend(() =>
-          Either.match(checkPayment(settings, offer, header, Math.floor(Date.now() / 1000)), {
-            onLeft: (refusal) => Effect.fail(new PaymentInvalid({ message: refusal.message, reason: refusal.reason })),
-            onRight: Effect.succeed
-          })
-        ),
-      verify: (payment) =>
-        Effect.flatMap(
-          verdict(payment),
-          Option.match({
-            onNone: () => Effect.void,
-            onSome: (refusal) => Effect.fail(new PaymentInvalid(refusal))
-          })
-        ),
+    const rail: PaymentRail = {
+      challenge: (offer) => [requirementsV1(settings, offer)],
+      challengeV2: (accepts, error, extensions) => paymentRequiredV2(settings, accepts, error, extensions),
+      check: (offer, header, nowSeconds) => checkPayment(settings, offer, header, nowSeconds),
+      verify: verdict,
       settle: (payment, fromBlock) =>
         Effect.tryPromise(() => facilitator.settle(payment.payment)).pipe(
           Effect.timeout(facilitatorTimeout),
@@ -214,21 +185,46 @@ export const make = (settings: X402Settings) =>
         ),
       settleTimeout,
       lookup,
+      settled: (payment, txHash) =>
+        payment.payment.x402Version === 1
+          ? {
+            x402Version: 1,
+            response: { success: true, transaction: txHash, network: settings.network, payer: payment.payerAddress }
+          }
+          : {
+            x402Version: 2,
+            response: {
+              success: true,
+              transaction: txHash,
+              network: caipNetwork(settings),
+              payer: payment.payerAddress,
+              amount: String(payment.amountMicro)
+            }
+          },
       blockNumber: Effect.tryPromise(() => chain.publicClient.getBlockNumber({ cacheTime: 0 })).pipe(
         Effect.timeout(rpcTimeout),
         Effect.mapError(() => unavailable("The chain RPC"))
       ),
-      payouts,
       facilitatorReachable: Effect.promise(facilitator.reachable).pipe(
         Effect.timeout(rpcTimeout),
         Effect.orElseSucceed(() => false)
       )
-    })
+    }
+    return { rail, profile, payouts }
   })
 
-/** x402 settlement on the configured chain; startup fails with one clear line when the RPC is another chain. */
-/** Settlement on-chain, and sign-in by the wallets that pay. */
+/**
+ * x402 settlement on the configured chain, payouts when the desk holds a wallet key, and sign-in by the wallets
+ * that pay; startup fails with one clear line when the RPC is another chain.
+ */
 export const layer = (settings: X402Settings) =>
-  Layer.merge(Layer.effect(Settlement, make(settings)), X402SignIn.layer(settings))
+  Layer.mergeAll(
+    Layer.effectContext(Effect.map(make(settings), ({ payouts, profile, rail }) =>
+      Context.make(Settlement, Option.some(rail)).pipe(
+        Context.add(RailProfile, profile),
+        Context.add(PayoutChannel, payouts)
+      ))),
+    X402SignIn.layer(settings)
+  )
 
 export const layerConfig = Layer.unwrapEffect(Effect.map(x402Settings, layer))

@@ -1,12 +1,13 @@
 import { Duration, Effect, Option } from "effect"
 import { concat, encodeFunctionData, getAbiItem, getAddress, type Hex, keccak256, toHex } from "viem"
-import type { PayoutRail, PayoutState, SignedPayout } from "../../src/Settlement.ts"
+import { PayoutFailure, type PayoutRail, type PayoutState, type SignedPayout } from "../../src/Payouts/Rail.ts"
 import { type Chain, tokenAbi } from "./X402Chain.ts"
 import type { X402Settings } from "./X402Config.ts"
 
 const describe = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0]! : String(error))
 
-const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: describe })
+const attempt = <A>(run: () => Promise<A>) =>
+  Effect.tryPromise({ try: run, catch: (error) => new PayoutFailure({ message: describe(error) }) })
 
 /** viem's HTTP transport tries a call twice (retryCount 1), with a short backoff between the tries. */
 const CALL_TRIES = 2

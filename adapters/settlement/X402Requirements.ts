@@ -16,7 +16,7 @@ import {
   type PaymentRequirementsV2,
   type VerifiablePayment
 } from "../../src/Domain/X402.ts"
-import type { Offer, VerifiedPayment } from "../../src/Settlement.ts"
+import type { Offer, Refusal, VerifiedPayment } from "../../src/Settlement.ts"
 import { UNLOCK_DISCOVERY, UNLOCK_OUTPUT_SCHEMA_V1 } from "./X402Bazaar.ts"
 import type { X402Settings } from "./X402Config.ts"
 
@@ -70,15 +70,9 @@ const CHALLENGE_EXTENSIONS = {
   [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false)
 }
 
-export const encodeHeader = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64")
-
 const PaymentHeader = Schema.parseJson(Schema.Union(PaymentPayloadV1, PaymentPayloadV2))
 
-export class Refusal {
-  constructor(readonly reason: string, readonly message: string) {}
-}
-
-const refuse = (reason: string, message: string) => Either.left(new Refusal(reason, message))
+const refuse = (reason: string, message: string) => Either.left<Refusal>({ reason, message })
 
 const decodeHeader = (header: string) => {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(header.trim())) {
@@ -86,13 +80,12 @@ const decodeHeader = (header: string) => {
   }
   return Either.mapLeft(
     Schema.decodeUnknownEither(PaymentHeader)(Buffer.from(header.trim(), "base64").toString("utf8")),
-    (error) =>
-      new Refusal(
-        "invalid_payment_header",
-        `The payment header is not an x402 v1 or v2 exact EVM payment: ${
-          ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]
-        }`
-      )
+    (error): Refusal => ({
+      reason: "invalid_payment_header",
+      message: `The payment header is not an x402 v1 or v2 exact EVM payment: ${
+        ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]
+      }`
+    })
   )
 }
 

@@ -1,18 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DiscoverParams } from "../Domain/Discover.ts"
-import {
-  AgentIdRequired,
-  DuplicateBody,
-  InvalidAgentId,
-  InvalidHandoff,
-  InvalidQuery,
-  NotFound,
-  PayoutChangeRefused
-} from "../Domain/Errors.ts"
+import { DuplicateBody, InvalidHandoff, InvalidQuery, NotFound, PayoutChangeRefused } from "../Domain/Errors.ts"
 import { FilingRequest } from "../Domain/Filing.ts"
 import { Preview } from "../Domain/Preview.ts"
-import { AgentHeaders } from "../Identity/AgentId.ts"
+import { RequireAgent } from "../Identity/AgentAuth.ts"
+import { RequiredAgentHeaders } from "../Identity/AgentId.ts"
 import { CatalogResponse, DiscoverResponse } from "./Responses.ts"
 
 export const HandoffPath = Schema.Struct({ id: Schema.String.annotations({ description: "Handoff id, e.g. DESK-12" }) })
@@ -20,12 +13,11 @@ export const HandoffPath = Schema.Struct({ id: Schema.String.annotations({ descr
 export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.post("file", "/api/handoffs")
-      .setHeaders(AgentHeaders)
+      .middleware(RequireAgent)
+      .setHeaders(RequiredAgentHeaders)
       .setPayload(FilingRequest)
       .addSuccess(Preview, { status: 201 })
       .addError(InvalidHandoff)
-      .addError(AgentIdRequired)
-      .addError(InvalidAgentId)
       .addError(PayoutChangeRefused)
       .addError(DuplicateBody)
       .annotate(OpenApi.Summary, "File a handoff (free)")

@@ -5,11 +5,9 @@ import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { type DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
 import { toUsd } from "../Domain/Money.ts"
-import { pagesOf } from "../Domain/Paging.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { encodedAsIs } from "../Http/Respond.ts"
-import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
-import { itemsOmitted } from "./ListingBudget.ts"
+import { CurrentAgent } from "../Identity/AgentAuth.ts"
 import { CatalogResponse, DiscoverResponse } from "./Responses.ts"
 import { RECONSTRUCT_NOTE } from "./toPreview.ts"
 
@@ -39,23 +37,17 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
     const catalog = yield* Catalog
     const config = yield* DeskConfig
     return handlers
-      .handle("file", ({ headers, payload }) =>
-        Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
-          catalog.file(agent, payload)))
-      .handle("preview", ({ path }) =>
-        Effect.map(catalog.get(path.id), (preview) => encodedAsIs(Preview, preview)))
+      .handle("file", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => catalog.file(agent, payload)))
+      .handle("preview", ({ path }) => Effect.map(catalog.get(path.id), (preview) => encodedAsIs(Preview, preview)))
       .handle("discover", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
-          const { items, omitted, total } = yield* catalog.search(query)
-          const pages = pagesOf(total, query.limit)
+          const { items, pages, ...listing } = yield* catalog.discover(query)
           return encodedAsIs(DiscoverResponse, {
             name: "Handoff Desk",
             site: config.publicUrl,
             identityHeader: "X-AGENT-ID",
-            total,
-            page: query.page,
-            limit: query.limit,
+            ...listing,
             pages,
             query: {
               q: query.q,
@@ -74,24 +66,13 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
             // `pages` stops at the result window, so `next` never names a page the desk would refuse.
             next: query.page < pages ? nextPath(urlParams, query.page, query.limit) : null,
             nextActions: NEXT_ACTIONS,
-            items,
-            ...itemsOmitted(omitted)
+            items
           })
         }))
       .handle("catalog", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
-          const [{ items, omitted, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
-          return encodedAsIs(CatalogResponse, {
-            total,
-            page: query.page,
-            limit: query.limit,
-            pages: pagesOf(total, query.limit),
-            tags: tags.tags,
-            tagCount: tags.total,
-            sort: query.sort,
-            items,
-            ...itemsOmitted(omitted)
-          })
+          const [listing, tags] = yield* Effect.all([catalog.discover(query), catalog.tagsInUse])
+          return encodedAsIs(CatalogResponse, { ...listing, tags: tags.tags, tagCount: tags.total, sort: query.sort })
         }))
   }))

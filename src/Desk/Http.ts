@@ -1,14 +1,15 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
 import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
-import { Settlement } from "../Settlement.ts"
+import { RailProfile, Settlement } from "../Settlement.ts"
+import { StatusResponse } from "./Responses.ts"
 import { routesOf } from "./Routes.ts"
-import { deskStatus } from "./Status.ts"
+import { facilitatorReachable, statusOf } from "./Status.ts"
 
 const VERSION = "1.0.0"
 const startedAt = Date.now()
@@ -17,14 +18,18 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
   Effect.gen(function*() {
     const config = yield* DeskConfig
     const settlement = yield* Settlement
+    const rail = yield* RailProfile
     const signing = yield* ReceiptSigning
     const sql = yield* SqlClient.SqlClient
-    const { rail } = settlement
     const databaseKind = Option.isSome(config.databaseUrl) ? "postgres" : "pglite"
     const routes = routesOf(DeskApi)
+    // Encoded once at startup: through the schema it cost about 10 µs of CPU on every request.
+    const [statusDown, statusUp] = [false, true].map((reachable) =>
+      HttpServerResponse.unsafeJson(Schema.encodeSync(StatusResponse)(statusOf(config, rail, signing, reachable)))
+    )
 
     return handlers
-      .handle("status", () => deskStatus(config, settlement, signing))
+      .handle("status", () => Effect.map(facilitatorReachable(settlement), (up) => up ? statusUp! : statusDown!))
       .handle("jwks", () => Effect.succeed({ keys: Option.toArray(Option.flatMapNullable(signing.key, (_) => _.jwk)) }))
       .handle("health", () =>
         Effect.gen(function*() {

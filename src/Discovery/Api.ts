@@ -8,6 +8,9 @@ const Markdown = (description: string) =>
 const JsonDocument = (identifier: string, description: string) =>
   Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
 
+// The MCP documents keep the operation ids they had when they were written beside the API.
+const ServerCard = JsonDocument("McpServerCard", "The MCP server card (draft SEP-2127 and SEP-1649 members)")
+
 /** Documents written for agents, rendered at startup from `static/` with the live routes; never rate limited. */
 export class DiscoveryApi extends HttpApiGroup.make("discovery")
   .add(
@@ -46,6 +49,21 @@ export class DiscoveryApi extends HttpApiGroup.make("discovery")
     HttpApiEndpoint.get("openapi", "/openapi.json")
       .addSuccess(JsonDocument("OpenApiDocument", "This OpenAPI 3.1.0 document"))
       .annotate(OpenApi.Summary, "The OpenAPI 3.1.0 document: every route with its parameters, schemas and errors")
+  )
+  .add(
+    HttpApiEndpoint.get("getToolsJson", "/tools.json")
+      .addSuccess(JsonDocument("ToolsDocument", "name, mcp (transport, endpoint, url), identity, tools"))
+      .annotate(OpenApi.Summary, "The MCP tools as tools/list returns them, and where to call them")
+  )
+  .add(
+    HttpApiEndpoint.get("getWellKnownMcpServerCardJson", "/.well-known/mcp/server-card.json")
+      .addSuccess(ServerCard)
+      .annotate(OpenApi.Summary, "MCP server card: identity, remotes, capabilities and tools")
+  )
+  .add(
+    HttpApiEndpoint.get("getWellKnownMcpServerCard", "/.well-known/mcp/server-card")
+      .addSuccess(ServerCard)
+      .annotate(OpenApi.Summary, "The MCP server card, at its extension-less address")
   )
   .annotate(OpenApi.Title, "Discovery")
   .annotate(OpenApi.Description, "Documents for agents; not rate limited.")

@@ -4,10 +4,10 @@ import { DeskApi } from "../Api.ts"
 import type { DeskSettings } from "../Config.ts"
 import { moneyWords, paymentHeaderWords } from "../Desk/RailWords.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
+import { MCP_PATH } from "../Mcp/Api.ts"
 import { TOOLS } from "../Mcp/Tools.ts"
 import type { RatePolicy } from "../RateLimiter.ts"
 import type { Rail } from "../Settlement.ts"
-import { BESIDE_API, MCP_PATH } from "./BesideApi.ts"
 import { routeList } from "./RouteList.ts"
 import { renderJson, renderText, type TemplateValue } from "./Template.ts"
 
@@ -39,17 +39,9 @@ const settlementText = (rail: Rail, paymentRequired: boolean) => {
   return `${receipt} ${xPayment}`
 }
 
-/** The MCP routes that answer (not the 405s), with the content type of their answer. */
-const servedBeside = BESIDE_API.filter((route) => route.answers.some((answer) => answer.status === 200)).map((
-  route
-) => ({
-  ...route,
-  contentType: "application/json"
-}))
-
 /** Everything a template may name; the routes and tools come from their one definition each. */
 export const templateValues = (config: DeskSettings, rail: Rail, policy: RatePolicy): Record<string, TemplateValue> => {
-  const routes = [...routeList(DeskApi), ...servedBeside]
+  const routes = routeList(DeskApi)
   return {
     name: "Handoff Desk",
     site: config.publicUrl,

@@ -73,18 +73,13 @@ const describeSuccess = (spec: Spec, operation: Json) => {
   }
 }
 
-/** Header names as agents read them in the spec; X-AGENT-ID is required wherever its absence is a 401. */
+/**
+ * Header names as agents read them in the spec: a header schema's keys are lowercase, as Node hands them over.
+ * (X-AGENT-ID where it is required is the `agentId` security scheme of src/Identity/AgentAuth.ts, spelled right.)
+ */
 const fixHeaders = (operation: Json) => {
-  const requiresAgent = membersOf(operation.responses["401"]?.content?.["application/json"]?.schema)
-    .some((member) => refName(member) === "AgentIdRequired")
   for (const parameter of operation.parameters as Array<Json>) {
-    if (parameter.in !== "header") continue
-    parameter.name = HEADER_NAMES[parameter.name] ?? parameter.name
-    if (parameter.name === "X-AGENT-ID" && requiresAgent) {
-      parameter.required = true
-      parameter.description =
-        `${parameter.description} Required here: without it the desk answers 401 agent_id_required.`
-    }
+    if (parameter.in === "header") parameter.name = HEADER_NAMES[parameter.name] ?? parameter.name
   }
 }
 
@@ -127,8 +122,13 @@ const pruneComponents = (spec: Spec) => {
 }
 
 /**
- * The document as the desk really answers: the generator adds the platform's decode error to every
- * operation and every API-level error to every route, while the middlewares decide per method and path.
+ * The document as the desk really answers. Each patch exists because the generator cannot state it:
+ * - the serve-level errors (invalid JSON, too large, wrong media type, rate limited, internal) are raised by the
+ *   edge before routing, by the method and path rules of src/Desk/RequestRules.ts; they are declared once on the
+ *   API and pruned here by those same rules, rather than restated on each endpoint where they could drift;
+ * - the platform's own decode error is never sent (src/Http/Failures.ts answers with the desk's 422 envelope);
+ * - header names are spelled as agents read them (a header schema's keys are lowercase);
+ * - the two 405-only routes beside the API (BesideApi.ts) have no endpoint to describe them.
  */
 export const asServed = (generated: Spec): Spec => {
   const spec: Spec = structuredClone(generated)

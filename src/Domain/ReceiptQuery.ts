@@ -21,3 +21,4 @@ export const toReceiptQuery = (params: ReceiptsParams) => ({
   filer: params.filer ?? null,
   ...pagingOf(params)
 })
+export type ReceiptQuery = ReturnType<typeof toReceiptQuery>

@@ -50,8 +50,9 @@ export const makeEdge = Effect.gen(function*() {
               ? answer(headers)
               : Effect.succeed(HttpServerResponse.setHeaders(refusal(limiter.policy, decision), headers))
           }),
-          // Refused before the budget is touched: a client at its cap is not charged for knocking.
-          Effect.succeed(HttpServerResponse.setHeaders(busy(concurrency.cap), { "x-request-id": id }))
+          // Refused before the budget is touched: a client at its cap is not charged for knocking. Built only then:
+          // encoding this answer on every request cost about a tenth of a no-database request's CPU.
+          Effect.sync(() => HttpServerResponse.setHeaders(busy(concurrency.cap), { "x-request-id": id }))
         )
       const limited = isRateLimited(request.method, request.url.split("?")[0]!)
         ? limit(key())

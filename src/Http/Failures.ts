@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
+import { internalFailure } from "../Desk/InternalFailure.ts"
 import { RETRY_AFTER_SECONDS, unavailableFor } from "../Desk/Outage.ts"
-import { RequestId } from "../Desk/RequestId.ts"
 import { InternalError, InvalidHandoff, InvalidQuery, InvalidRequest, NotFound, Unavailable } from "../Domain/Errors.ts"
 import { issuesOf, summarize } from "../Domain/Issues.ts"
 import { errorResponse } from "./Respond.ts"
@@ -38,14 +38,7 @@ const databaseTrouble = ({ error, reason }: { readonly error: Unavailable; reado
   )
 
 const internalError = (cause: Cause.Cause<unknown>) =>
-  Effect.gen(function*() {
-    const requestId = Option.getOrElse(yield* Effect.serviceOption(RequestId), () => "unknown")
-    yield* Effect.logError("unhandled failure", Cause.pretty(cause))
-    return errorResponse(
-      InternalError,
-      new InternalError({ message: "Something failed on the desk; retry, or report the requestId.", requestId })
-    )
-  })
+  Effect.map(internalFailure("unhandled failure", cause), (error) => errorResponse(InternalError, error))
 
 /**
  * Runs inside the API, before its error encoder: a failure that reaches the server's own handler is

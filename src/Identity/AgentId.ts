@@ -4,11 +4,23 @@ import { DeskId } from "../Domain/Ids.ts"
 
 export const AGENT_HEADER = "x-agent-id"
 
+const IDENTITY = "Your identity: did:desk: + 32 lowercase hex. Unsigned and not secret-bearing: anyone who " +
+  "knows an id can use it, so keep yours private."
+
+/** Where an identity may be named (reads): documented as optional. */
 export const AgentHeaders = Schema.Struct({
-  [AGENT_HEADER]: Schema.optional(Schema.String.annotations({
-    description: "Your identity: did:desk: + 32 lowercase hex. Unsigned and not secret-bearing: anyone who " +
-      "knows an id can use it, so keep yours private."
-  }))
+  [AGENT_HEADER]: Schema.optional(Schema.String.annotations({ description: IDENTITY }))
+})
+
+/**
+ * Where an identity must be named: documented as required. The RequireAgent middleware (AgentAuth.ts) judges the
+ * header before anything is decoded, so this schema never refuses a request itself.
+ */
+export const RequiredAgentHeaders = Schema.Struct({
+  [AGENT_HEADER]: Schema.String.annotations({
+    description: `${IDENTITY} Required here: without it the desk answers 401 agent_id_required, malformed 400 ` +
+      "invalid_agent_id."
+  })
 })
 
 const isDeskId = Schema.is(DeskId)

@@ -1,25 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AgentRegistration, AgentView } from "../Domain/Agent.ts"
-import {
-  AgentIdRequired,
-  AgentMismatch,
-  InvalidAgentId,
-  InvalidRequest,
-  NotFound,
-  PayoutChangeRefused
-} from "../Domain/Errors.ts"
-import { AgentHeaders } from "./AgentId.ts"
+import { AgentMismatch, InvalidRequest, NotFound, PayoutChangeRefused } from "../Domain/Errors.ts"
+import { RequireAgent } from "./AgentAuth.ts"
+import { RequiredAgentHeaders } from "./AgentId.ts"
 
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("register", "/api/agents")
-      .setHeaders(AgentHeaders)
+      .middleware(RequireAgent)
+      .setHeaders(RequiredAgentHeaders)
       .setPayload(AgentRegistration)
       .addSuccess(AgentView)
       .addError(InvalidRequest)
-      .addError(AgentIdRequired)
-      .addError(InvalidAgentId)
       .addError(AgentMismatch)
       .addError(PayoutChangeRefused)
       .annotate(OpenApi.Summary, "Register an id, set its payoutAddress and/or its spendCapUsd")

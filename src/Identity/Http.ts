@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { DeskApi } from "../Api.ts"
 import { Identity } from "../Identity.ts"
-import { AGENT_HEADER, requireAgentId } from "./AgentId.ts"
+import { CurrentAgent } from "./AgentAuth.ts"
 
 export const AgentsHttp = HttpApiBuilder.group(
   DeskApi,
@@ -12,8 +12,7 @@ export const AgentsHttp = HttpApiBuilder.group(
       handlers
         .handle(
           "register",
-          ({ headers, payload }) =>
-            Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (caller) => identity.register(caller, payload))
+          ({ payload }) => Effect.flatMap(CurrentAgent, (caller) => identity.register(caller, payload))
         )
         .handle("agent", ({ path }) => identity.view(path.id)))
 )

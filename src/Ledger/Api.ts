@@ -2,8 +2,6 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { HandoffPath } from "../Catalog/Api.ts"
 import {
-  AgentIdRequired,
-  InvalidAgentId,
   InvalidQuery,
   InvalidRequest,
   NotFound,
@@ -23,11 +21,12 @@ import {
   UnlockRequest,
   UnlockResponse
 } from "../Domain/Receipt.ts"
-import { AgentHeaders } from "../Identity/AgentId.ts"
+import { OptionalAgent, RequireAgent } from "../Identity/AgentAuth.ts"
+import { AgentHeaders, RequiredAgentHeaders } from "../Identity/AgentId.ts"
 import { BooksResponse, EarningsResponse, ReceiptsParams, ReceiptsResponse } from "./Responses.ts"
 
 export const PaymentHeaders = Schema.Struct({
-  ...AgentHeaders.fields,
+  ...RequiredAgentHeaders.fields,
   "x-payment": Schema.optional(Schema.String.annotations({
     description: "x402 v1: base64 JSON of a signed EIP-3009 USDC authorization for the challenge's accepts[]"
   })),
@@ -46,13 +45,12 @@ export const BodyHeaders = Schema.Struct({
 export class LedgerApi extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.post("unlock", "/api/handoffs/:id/unlock")
+      .middleware(RequireAgent)
       .setPath(HandoffPath)
       .setHeaders(PaymentHeaders)
       .setPayload(UnlockRequest)
       .addSuccess(UnlockResponse)
       .addError(NotFound)
-      .addError(AgentIdRequired)
-      .addError(InvalidAgentId)
       .addError(InvalidRequest)
       .addError(SpendCapExceeded)
       .addError(PaymentRequired)
@@ -72,24 +70,23 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
   )
   .add(
     HttpApiEndpoint.get("body", "/api/handoffs/:id/body")
+      .middleware(OptionalAgent)
       .setPath(HandoffPath)
       .setHeaders(BodyHeaders)
       .addSuccess(BodyResponse)
       .addError(NotFound)
-      .addError(InvalidAgentId)
       .addError(SignInRefused)
       .addError(PaymentRequired)
       .annotate(OpenApi.Summary, "The sealed body, for an identity that unlocked it (402 before)")
   )
   .add(
     HttpApiEndpoint.post("feedback", "/api/handoffs/:id/feedback")
+      .middleware(RequireAgent)
       .setPath(HandoffPath)
-      .setHeaders(AgentHeaders)
+      .setHeaders(RequiredAgentHeaders)
       .setPayload(FeedbackRequest)
       .addSuccess(FeedbackResponse)
       .addError(NotFound)
-      .addError(AgentIdRequired)
-      .addError(InvalidAgentId)
       .addError(InvalidRequest)
       .addError(NotUnlocked)
       .annotate(
@@ -99,12 +96,11 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
   )
   .add(
     HttpApiEndpoint.get("receipt", "/api/receipts/:id")
+      .middleware(RequireAgent)
       .setPath(Schema.Struct({ id: Schema.String }))
-      .setHeaders(AgentHeaders)
+      .setHeaders(RequiredAgentHeaders)
       .addSuccess(ReceiptResponse)
       .addError(NotFound)
-      .addError(AgentIdRequired)
-      .addError(InvalidAgentId)
       .annotate(
         OpenApi.Summary,
         "One receipt for its buyer (X-AGENT-ID of the payer), with the desk's signature over the sale"

@@ -2,19 +2,16 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
-import { NotFound } from "../Domain/Errors.ts"
 import { toUsd } from "../Domain/Money.ts"
-import { pagesOf } from "../Domain/Paging.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
-import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
+import { CallingAgent, CurrentAgent } from "../Identity/AgentAuth.ts"
 import { Ledger } from "../Ledger.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
-import { Settlement } from "../Settlement.ts"
+import { RailProfile, Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
 import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
-import { signedReceiptOf } from "./SignedReceipts.ts"
-import { toReceipt, toUnlockResponse } from "./toReceipt.ts"
+import { toReceipt } from "./toReceipt.ts"
 
 export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
   Effect.gen(function*() {
@@ -23,22 +20,18 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
     const signIn = yield* SignIn
     const signing = yield* ReceiptSigning
     const { publicUrl } = yield* DeskConfig
-    const { rail } = settlement
+    const rail = yield* RailProfile
     const receiptFor = (audience: "buyer" | "public") => (row: Parameters<typeof toReceipt>[0]) =>
       toReceipt(row, rail.explorerTxUrl, audience)
 
     return handlers
       .handle("unlock", ({ headers, path, payload }) =>
         Effect.gen(function*() {
-          const agent = yield* requireAgentId(headers[AGENT_HEADER])
+          const agent = yield* CurrentAgent
           const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
-          const result = yield* ledger.unlock(agent, path.id, payload.payer, payment)
-          yield* settledHeaders(settlement, signing, result, `${publicUrl}/api/handoffs/${path.id}/unlock`)
-          return toUnlockResponse(
-            result,
-            rail.explorerTxUrl,
-            yield* signedReceiptOf(signing, result.receipt, publicUrl)
-          )
+          const { response, settled } = yield* ledger.unlock(agent, path.id, payload.payer, payment)
+          yield* settledHeaders(settlement, signing, settled, `${publicUrl}/api/handoffs/${path.id}/unlock`)
+          return response
         }).pipe(Effect.tapError(failureHeaders(settlement, signing))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
@@ -47,14 +40,9 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           if (proof !== undefined && proof.trim() !== "") {
             return yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
           }
-          const header = headers[AGENT_HEADER]
-          // A blank header is no identity: the caller gets the 402 challenge, like a caller without one.
-          const agent = header === undefined || header.trim() === ""
-            ? Option.none()
-            : Option.some(yield* requireAgentId(header))
-          return yield* ledger.body(path.id, agent)
+          // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
+          return yield* ledger.body(path.id, yield* CallingAgent)
         }).pipe(
-          Effect.catchTag("AgentIdRequired", Effect.die),
           // The body's 402 also offers a sign-in to the wallet that paid (x402 Sign-In-With-X).
           Effect.tapError(
             failureHeaders(
@@ -66,39 +54,10 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
         ))
       .handle(
         "feedback",
-        ({ headers, path, payload }) =>
-          Effect.flatMap(requireAgentId(headers[AGENT_HEADER]), (agent) =>
-            ledger.feedback(agent, path.id, payload.useful))
+        ({ path, payload }) => Effect.flatMap(CurrentAgent, (agent) => ledger.feedback(agent, path.id, payload.useful))
       )
-      .handle("receipt", ({ headers, path }) =>
-        Effect.gen(function*() {
-          const agent = yield* requireAgentId(headers[AGENT_HEADER])
-          const row = Option.filter(yield* ledger.findReceipt(path.id), (_) =>
-            _.payer === agent)
-          if (Option.isNone(row)) {
-            return yield* Effect.fail(
-              new NotFound({ message: `No receipt ${path.id} for this X-AGENT-ID: a receipt is shown to its buyer.` })
-            )
-          }
-          return {
-            ok: true as const,
-            receipt: receiptFor("buyer")(row.value),
-            signedReceipt: yield* signedReceiptOf(signing, row.value, publicUrl)
-          }
-        }))
-      .handle("receipts", ({ urlParams }) =>
-        Effect.gen(function*() {
-          const filter = toReceiptQuery(urlParams)
-          const { rows, total } = yield* ledger.list(filter)
-          return {
-            ok: true as const,
-            total,
-            page: filter.page,
-            limit: filter.limit,
-            pages: pagesOf(total, filter.limit),
-            receipts: rows.map(receiptFor(filter.payer === null ? "public" : "buyer"))
-          }
-        }))
+      .handle("receipt", ({ path }) => Effect.flatMap(CurrentAgent, (agent) => ledger.receiptFor(agent, path.id)))
+      .handle("receipts", ({ urlParams }) => ledger.listReceipts(toReceiptQuery(urlParams)))
       .handle("earnings", () =>
         Effect.gen(function*() {
           const [totals, recent] = yield* Effect.all([ledger.totals, ledger.recentSales(10)])

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import type { SealedRow } from "../Catalog/HandoffRepo.ts"
 import { HandoffRepo } from "../Catalog/HandoffRepo.ts"
 import { DeskConfig } from "../Config.ts"
@@ -7,7 +7,7 @@ import { PaymentInvalid, SettlementPending } from "../Domain/Errors.ts"
 import type { DeskId } from "../Domain/Ids.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { Payouts } from "../Payouts.ts"
-import { type Offer, Settlement, type TransferRef, type VerifiedPayment } from "../Settlement.ts"
+import type { Offer, PaymentRail, TransferRef, VerifiedPayment } from "../Settlement.ts"
 import { isUniqueViolation } from "../Sql.ts"
 import { offerOf } from "./Offer.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
@@ -60,282 +60,298 @@ const verifiedOf = (row: SettlementRow): VerifiedPayment => ({
  * uncertain leaves it pending (202), to be resolved on-chain by a retry with the same payment or by the
  * reconciler, so a buyer charged on-chain always ends with its receipt.
  */
-export const makePaidUnlock = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const handoffs = yield* HandoffRepo
-  const agents = yield* AgentRepo
-  const receipts = yield* ReceiptRepo
-  const settlements = yield* SettlementRepo
-  const settlement = yield* Settlement
-  const sales = yield* Sales
-  const worker = yield* Payouts
-  const { publicUrl } = yield* DeskConfig
-  // Long enough for one bounded settlement attempt; after a crash the claim is free again once it lapses.
-  const leaseSeconds = Math.ceil(Duration.toSeconds(settlement.settleTimeout)) + 5
+export const makePaidUnlock = (rail: PaymentRail) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const handoffs = yield* HandoffRepo
+    const agents = yield* AgentRepo
+    const receipts = yield* ReceiptRepo
+    const settlements = yield* SettlementRepo
+    const sales = yield* Sales
+    const worker = yield* Payouts
+    const { publicUrl } = yield* DeskConfig
+    // Long enough for one bounded settlement attempt; after a crash the claim is free again once it lapses.
+    const leaseSeconds = Math.ceil(Duration.toSeconds(rail.settleTimeout)) + 5
 
-  const refused = (offer: Offer, reason: string, message: string) =>
-    new PaymentInvalid({ message, reason, accepts: settlement.accepts(offer) })
+    const refused = (offer: Offer, reason: string, message: string) =>
+      new PaymentInvalid({ message, reason, accepts: rail.challenge(offer) })
 
-  const withChallenge = (offer: Offer) => (error: PaymentInvalid) => refused(offer, error.reason, error.message)
+    /** The checks that need no chain, at this moment. */
+    const check = (offer: Offer, header: string) =>
+      Effect.sync(() => rail.check(offer, header, Math.floor(Date.now() / 1000)))
 
-  const handoffOf = (seq: number) => Effect.map(handoffs.findSealed(seq), Option.getOrThrow)
+    const handoffOf = (seq: number) => Effect.map(handoffs.findSealed(seq), Option.getOrThrow)
 
-  const refusedFor = (row: SettlementRow, reason: string, message: string) =>
-    Effect.flatMap(
-      handoffOf(row.handoff_seq),
-      (handoff) => Effect.fail(refused(offerOf(publicUrl, handoff), reason, message))
-    )
+    const refusedFor = (row: SettlementRow, reason: string, message: string) =>
+      Effect.flatMap(
+        handoffOf(row.handoff_seq),
+        (handoff) => Effect.fail(refused(offerOf(publicUrl, handoff), reason, message))
+      )
 
-  const receiptOf = (payer: string, handoffSeq: number) =>
-    Effect.map(receipts.findFor(payer, handoffSeq), Option.getOrThrow)
+    const receiptOf = (payer: string, handoffSeq: number) =>
+      Effect.map(receipts.findFor(payer, handoffSeq), Option.getOrThrow)
 
-  const settledOf = (row: SettlementRow): Unlocked["settled"] =>
-    row.tx_hash === null ? Option.none() : Option.some({ payment: verifiedOf(row), txHash: row.tx_hash })
+    const settledOf = (row: SettlementRow): Unlocked["settled"] =>
+      row.tx_hash === null ? Option.none() : Option.some({ payment: verifiedOf(row), txHash: row.tx_hash })
 
-  /** The receipt, its payout row and the settled claim: one transaction, so a paid unlock is never half-recorded. */
-  const record = (seq: number, transfer: TransferRef) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const row = yield* settlements.lock(seq)
-      if (row.status === "settled") {
-        return { alreadyUnlocked: true, receipt: yield* receiptOf(row.payer, row.handoff_seq), settled: settledOf(row) }
-      }
-      // Failed meanwhile (its transfer backs another unlock): the refusal stands.
-      if (row.status === "failed") return yield* resume(row)
-      const receipt = yield* sales.record({
-        handoff: yield* handoffOf(row.handoff_seq),
-        payer: row.payer,
-        payment: Option.some({
-          transfer,
-          payerAddress: row.payer_address,
-          nonce: row.nonce,
-          fromBlock: BigInt(row.from_block)
-        })
-      })
-      yield* settlements.markSettled(seq, transfer, receipt.receipt_id)
-      return {
-        alreadyUnlocked: false,
-        receipt,
-        settled: Option.some({ payment: verifiedOf(row), txHash: transfer.txHash })
-      } satisfies Unlocked
-    }))
-
-  /** The one transfer that paid for this claim; a transfer that already backs another unlock backs no second one. */
-  const finalize = (
-    row: SettlementRow,
-    transfer: TransferRef
-  ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
-    record(row.seq, transfer).pipe(
-      Effect.catchTag("SqlError", (error) =>
-        isUniqueViolation(error)
-          ? fail(row, "payment_already_used", NOT_PAID["payment_already_used"]!)
-          : Effect.die(error)),
-      Effect.tap(() => worker.kick)
-    )
-
-  /** Only on proof that the authorization cannot pay the desk through this claim; its reserved spend is given back. */
-  const fail = (
-    row: SettlementRow,
-    reason: string,
-    message: string
-  ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
-    Effect.gen(function*() {
-      const failed = yield* sql.withTransaction(Effect.gen(function*() {
-        const failed = yield* settlements.markFailed(row.seq, reason)
-        if (failed && row.spend_micro > 0) yield* settlements.releaseSpend(row.payer, row.spend_micro)
-        return failed
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
-      // Another attempt resolved the claim first: its outcome is the answer.
-      if (!failed) return yield* resume(Option.getOrThrow(yield* settlements.byNonce(row.payer_address, row.nonce)))
-      return yield* refusedFor(row, reason, message)
-    })
-
-  const stillPending = (row: SettlementRow) => Effect.zipRight(settlements.release(row.seq), Effect.fail(pending()))
-
-  /**
-   * One settlement attempt by the lease holder. `lookupFirst`: the chain is asked before settling (a claim seen
-   * again, or one whose nonce the facilitator says is spent); a fresh claim skips it, its verification just ran.
-   */
-  const attempt = (
-    row: SettlementRow,
-    lookupFirst: boolean
-  ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
-    Effect.gen(function*() {
-      const payment = verifiedOf(row)
-      const fromBlock = BigInt(row.from_block)
-      if (lookupFirst) {
-        const found = yield* settlement.lookup(payment, fromBlock)
-        switch (found._tag) {
-          case "Used":
-            return yield* finalize(row, found.transfer)
-          case "Spent":
-            return yield* fail(row, found.reason, SPENT)
-          case "Unknown":
-            return yield* stillPending(row)
-          case "Unused":
-            if (found.expired) return yield* fail(row, "authorization_expired", NOT_PAID["authorization_expired"]!)
+    /** The receipt, its payout row and the settled claim: one transaction, so a paid unlock is never half-recorded. */
+    const record = (seq: number, transfer: TransferRef) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const row = yield* settlements.lock(seq)
+        if (row.status === "settled") {
+          return {
+            alreadyUnlocked: true,
+            receipt: yield* receiptOf(row.payer, row.handoff_seq),
+            settled: settledOf(row)
+          }
         }
-      }
-      // A fresh claim was written with its first attempt counted; any other is counted before it may broadcast.
-      const earlierAttempts = lookupFirst ? yield* settlements.startAttempt(row.seq) : 0
-      const outcome = yield* settlement.settle(payment, fromBlock)
-      switch (outcome._tag) {
-        case "Settled":
-          return yield* finalize(row, outcome.transfer)
-        case "NotPaid":
-          return yield* fail(row, outcome.reason, NOT_PAID[outcome.reason] ?? SPENT)
-        case "Refused":
-          if (earlierAttempts === 0) return yield* fail(row, outcome.reason, outcome.message)
-          yield* Effect.logWarning(
-            "a settlement retry was refused; an earlier attempt may land, the claim stays pending",
-            outcome.reason
-          )
-          return yield* stillPending(row)
-        case "Unknown":
-          yield* Effect.logWarning("settlement outcome unknown; the claim stays pending", outcome.detail)
-          return yield* stillPending(row)
-      }
-    })
+        // Failed meanwhile (its transfer backs another unlock): the refusal stands.
+        if (row.status === "failed") return yield* resume(row)
+        const receipt = yield* sales.record({
+          handoff: yield* handoffOf(row.handoff_seq),
+          payer: row.payer,
+          payment: Option.some({
+            transfer,
+            payerAddress: row.payer_address,
+            nonce: row.nonce,
+            fromBlock: BigInt(row.from_block)
+          })
+        })
+        yield* settlements.markSettled(seq, transfer, receipt.receipt_id)
+        return {
+          alreadyUnlocked: false,
+          receipt,
+          settled: Option.some({ payment: verifiedOf(row), txHash: transfer.txHash })
+        } satisfies Unlocked
+      }))
 
-  /** A claim seen again (a retry with the same payment, or the reconciler): its outcome, never a new charge. */
-  const resume = (row: SettlementRow): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
-    Effect.gen(function*() {
-      if (row.status === "settled") {
-        return { alreadyUnlocked: true, receipt: yield* receiptOf(row.payer, row.handoff_seq), settled: settledOf(row) }
+    /** The one transfer that paid for this claim; a transfer that already backs another unlock backs no second one. */
+    const finalize = (
+      row: SettlementRow,
+      transfer: TransferRef
+    ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+      record(row.seq, transfer).pipe(
+        Effect.catchTag("SqlError", (error) =>
+          isUniqueViolation(error)
+            ? fail(row, "payment_already_used", NOT_PAID["payment_already_used"]!)
+            : Effect.die(error)),
+        Effect.tap(() => worker.kick)
+      )
+
+    /** Only on proof that the authorization cannot pay the desk through this claim; its reserved spend is given back. */
+    const fail = (
+      row: SettlementRow,
+      reason: string,
+      message: string
+    ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+      Effect.gen(function*() {
+        const failed = yield* sql.withTransaction(Effect.gen(function*() {
+          const failed = yield* settlements.markFailed(row.seq, reason)
+          if (failed && row.spend_micro > 0) yield* settlements.releaseSpend(row.payer, row.spend_micro)
+          return failed
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        // Another attempt resolved the claim first: its outcome is the answer.
+        if (!failed) return yield* resume(Option.getOrThrow(yield* settlements.byNonce(row.payer_address, row.nonce)))
+        return yield* refusedFor(row, reason, message)
+      })
+
+    const stillPending = (row: SettlementRow) => Effect.zipRight(settlements.release(row.seq), Effect.fail(pending()))
+
+    /**
+     * One settlement attempt by the lease holder. `lookupFirst`: the chain is asked before settling (a claim seen
+     * again, or one whose nonce the facilitator says is spent); a fresh claim skips it, its verification just ran.
+     */
+    const attempt = (
+      row: SettlementRow,
+      lookupFirst: boolean
+    ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+      Effect.gen(function*() {
+        const payment = verifiedOf(row)
+        const fromBlock = BigInt(row.from_block)
+        if (lookupFirst) {
+          const found = yield* rail.lookup(payment, fromBlock)
+          switch (found._tag) {
+            case "Used":
+              return yield* finalize(row, found.transfer)
+            case "Spent":
+              return yield* fail(row, found.reason, SPENT)
+            case "Unknown":
+              return yield* stillPending(row)
+            case "Unused":
+              if (found.expired) return yield* fail(row, "authorization_expired", NOT_PAID["authorization_expired"]!)
+          }
+        }
+        // A fresh claim was written with its first attempt counted; any other is counted before it may broadcast.
+        const earlierAttempts = lookupFirst ? yield* settlements.startAttempt(row.seq) : 0
+        const outcome = yield* rail.settle(payment, fromBlock)
+        switch (outcome._tag) {
+          case "Settled":
+            return yield* finalize(row, outcome.transfer)
+          case "NotPaid":
+            return yield* fail(row, outcome.reason, NOT_PAID[outcome.reason] ?? SPENT)
+          case "Refused":
+            if (earlierAttempts === 0) return yield* fail(row, outcome.reason, outcome.message)
+            yield* Effect.logWarning(
+              "a settlement retry was refused; an earlier attempt may land, the claim stays pending",
+              outcome.reason
+            )
+            return yield* stillPending(row)
+          case "Unknown":
+            yield* Effect.logWarning("settlement outcome unknown; the claim stays pending", outcome.detail)
+            return yield* stillPending(row)
+        }
+      })
+
+    /** A claim seen again (a retry with the same payment, or the reconciler): its outcome, never a new charge. */
+    const resume = (row: SettlementRow): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
+      Effect.gen(function*() {
+        if (row.status === "settled") {
+          return {
+            alreadyUnlocked: true,
+            receipt: yield* receiptOf(row.payer, row.handoff_seq),
+            settled: settledOf(row)
+          }
+        }
+        if (row.status === "failed") {
+          const reason = row.failure_reason ?? "payment_invalid"
+          return yield* refusedFor(
+            row,
+            reason,
+            `This payment was refused earlier (${reason}); this desk was not paid by it. Sign a new one.`
+          )
+        }
+        const leased = yield* settlements.lease(row.seq, leaseSeconds)
+        if (Option.isNone(leased)) return yield* Effect.fail(pending())
+        return yield* attempt(leased.value, true)
+      })
+
+    const claim = (
+      agent: DeskId,
+      handoff: SealedRow,
+      payment: VerifiedPayment,
+      fromBlock: bigint,
+      settleNow: boolean
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const account = yield* agents.lock(agent)
+        const existing = yield* receipts.findFor(agent, handoff.seq)
+        if (Option.isSome(existing)) return { _tag: "Unlocked" as const, receipt: existing.value }
+        const spend = spendOf(kindOf(handoff, agent), handoff.price_micro)
+        if (spend > 0 && Option.isNone(yield* agents.spend(agent, spend))) {
+          return yield* Effect.fail(capExceeded(account, handoff.price_micro, agent))
+        }
+        const row = yield* settlements.insert({
+          payer: agent,
+          handoffSeq: handoff.seq,
+          priceMicro: handoff.price_micro,
+          spendMicro: spend,
+          payerAddress: payment.payerAddress,
+          nonce: payment.nonce,
+          validBefore: payment.validBefore,
+          fromBlock,
+          payment: payment.payment,
+          paymentId: payment.paymentId,
+          leaseSeconds,
+          settleAttempts: settleNow ? 1 : 0
+        })
+        return { _tag: "Claimed" as const, row }
+      })).pipe(
+        // A concurrent request with the same payment, payment id, or another payment for this unlock, claimed first.
+        Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? Effect.fail(pending()) : Effect.die(error))),
+        Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
+      )
+
+    /**
+     * A payment id seen again: the first purchase's outcome, whatever authorization this retry carries (it is never
+     * settled); the id of one purchase never buys another.
+     */
+    const sameIdAgain = (row: SettlementRow, agent: DeskId, handoff: SealedRow, offer: Offer) => {
+      if (row.payer !== agent || row.handoff_seq !== handoff.seq) {
+        return Effect.fail(refused(
+          offer,
+          "payment_identifier_reused",
+          "This payment id already names another purchase (another handoff or another buyer); use a new payment id."
+        ))
       }
       if (row.status === "failed") {
         const reason = row.failure_reason ?? "payment_invalid"
-        return yield* refusedFor(
+        return refusedFor(
           row,
           reason,
-          `This payment was refused earlier (${reason}); this desk was not paid by it. Sign a new one.`
+          `The purchase under this payment id was refused earlier (${reason}); this desk was not paid by it. Sign a ` +
+            "new payment under a new payment id."
         )
       }
-      const leased = yield* settlements.lease(row.seq, leaseSeconds)
-      if (Option.isNone(leased)) return yield* Effect.fail(pending())
-      return yield* attempt(leased.value, true)
+      return resume(row)
+    }
+
+    const unlock = Effect.fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
+      const offer = offerOf(publicUrl, handoff)
+      const checked = yield* check(offer, header)
+      if (Either.isLeft(checked)) return yield* Effect.fail(refused(offer, checked.left.reason, checked.left.message))
+      const payment = checked.right
+      const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
+      if (Option.isSome(prior)) {
+        if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) return yield* resume(prior.value)
+        return yield* Effect.fail(
+          refused(
+            offer,
+            "payment_already_used",
+            "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
+          )
+        )
+      }
+      if (payment.paymentId !== null) {
+        const named = yield* settlements.byPaymentId(payment.paymentId)
+        if (Option.isSome(named)) return yield* sameIdAgain(named.value, agent, handoff, offer)
+      }
+      const live = yield* settlements.live(agent, handoff.seq)
+      if (Option.isSome(live)) {
+        // An earlier payment for this unlock is still settling: this one stays unused unless that one fails.
+        const earlier = yield* Effect.either(resume(live.value))
+        if (earlier._tag === "Right") return earlier.right
+        if (earlier.left._tag === "SettlementPending") return yield* Effect.fail(earlier.left)
+      }
+      // Also the first sign of an RPC outage: a clean 503 before anything is recorded.
+      const fromBlock = yield* rail.blockNumber
+      const refusal = yield* rail.verify(payment)
+      // Spent already: by a transfer that paid the desk (submitted by the buyer or anyone holding it) or not. Claimed
+      // like any payment, and decided by the chain.
+      const spentAlready = Option.exists(refusal, (_) => _.reason === NONCE_USED)
+      if (Option.isSome(refusal) && !spentAlready) {
+        return yield* Effect.fail(refused(offer, refusal.value.reason, refusal.value.message))
+      }
+      const claimed = yield* claim(agent, handoff, payment, fromBlock, !spentAlready)
+      if (claimed._tag === "Unlocked") {
+        return { alreadyUnlocked: true, receipt: claimed.receipt, settled: Option.none() } satisfies Unlocked
+      }
+      return yield* attempt(claimed.row, spentAlready)
     })
 
-  const claim = (agent: DeskId, handoff: SealedRow, payment: VerifiedPayment, fromBlock: bigint, settleNow: boolean) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const account = yield* agents.lock(agent)
-      const existing = yield* receipts.findFor(agent, handoff.seq)
-      if (Option.isSome(existing)) return { _tag: "Unlocked" as const, receipt: existing.value }
-      const spend = spendOf(kindOf(handoff, agent), handoff.price_micro)
-      if (spend > 0 && Option.isNone(yield* agents.spend(agent, spend))) {
-        return yield* Effect.fail(capExceeded(account, handoff.price_micro, agent))
-      }
-      const row = yield* settlements.insert({
-        payer: agent,
-        handoffSeq: handoff.seq,
-        priceMicro: handoff.price_micro,
-        spendMicro: spend,
-        payerAddress: payment.payerAddress,
-        nonce: payment.nonce,
-        validBefore: payment.validBefore,
-        fromBlock,
-        payment: payment.payment,
-        paymentId: payment.paymentId,
-        leaseSeconds,
-        settleAttempts: settleNow ? 1 : 0
+    /** The settlement behind an existing receipt, when this header is the payment that bought it. */
+    const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
+      Effect.gen(function*() {
+        const payment = Either.getRight(yield* check(offerOf(publicUrl, handoff), header))
+        if (Option.isNone(payment)) return Option.none()
+        const row = yield* settlements.byNonce(payment.value.payerAddress, payment.value.nonce)
+        return Option.flatMap(
+          Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq),
+          settledOf
+        )
       })
-      return { _tag: "Claimed" as const, row }
-    })).pipe(
-      // A concurrent request with the same payment, payment id, or another payment for this unlock, claimed first.
-      Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? Effect.fail(pending()) : Effect.die(error))),
-      Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
-    )
 
-  /**
-   * A payment id seen again: the first purchase's outcome, whatever authorization this retry carries (it is never
-   * settled); the id of one purchase never buys another.
-   */
-  const sameIdAgain = (row: SettlementRow, agent: DeskId, handoff: SealedRow, offer: Offer) => {
-    if (row.payer !== agent || row.handoff_seq !== handoff.seq) {
-      return Effect.fail(refused(
-        offer,
-        "payment_identifier_reused",
-        "This payment id already names another purchase (another handoff or another buyer); use a new payment id."
-      ))
-    }
-    if (row.status === "failed") {
-      const reason = row.failure_reason ?? "payment_invalid"
-      return refusedFor(
-        row,
-        reason,
-        `The purchase under this payment id was refused earlier (${reason}); this desk was not paid by it. Sign a ` +
-          "new payment under a new payment id."
-      )
-    }
-    return resume(row)
-  }
+    /** Pending claims nobody is settling (a crash, a lost answer): settled, failed on proof, or left pending, never lost. */
+    const reconcile = Effect.gen(function*() {
+      const seqs = yield* settlements.stale(20)
+      let resolved = 0
+      for (const seq of seqs) {
+        const leased = yield* settlements.lease(seq, leaseSeconds)
+        if (Option.isNone(leased)) continue
+        const outcome = yield* Effect.either(attempt(leased.value, true))
+        if (outcome._tag === "Right" || outcome.left._tag === "PaymentInvalid") resolved++
+      }
+      return resolved
+    }).pipe(Effect.withSpan("Ledger.reconcile"))
 
-  const unlock = Effect.fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
-    const offer = offerOf(publicUrl, handoff)
-    const payment = yield* Effect.mapError(settlement.parse(offer, header), withChallenge(offer))
-    const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
-    if (Option.isSome(prior)) {
-      if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) return yield* resume(prior.value)
-      return yield* Effect.fail(
-        refused(
-          offer,
-          "payment_already_used",
-          "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
-        )
-      )
-    }
-    if (payment.paymentId !== null) {
-      const named = yield* settlements.byPaymentId(payment.paymentId)
-      if (Option.isSome(named)) return yield* sameIdAgain(named.value, agent, handoff, offer)
-    }
-    const live = yield* settlements.live(agent, handoff.seq)
-    if (Option.isSome(live)) {
-      // An earlier payment for this unlock is still settling: this one stays unused unless that one fails.
-      const earlier = yield* Effect.either(resume(live.value))
-      if (earlier._tag === "Right") return earlier.right
-      if (earlier.left._tag === "SettlementPending") return yield* Effect.fail(earlier.left)
-    }
-    // Also the first sign of an RPC outage: a clean 503 before anything is recorded.
-    const fromBlock = yield* settlement.blockNumber
-    const verified = yield* Effect.either(settlement.verify(payment))
-    // Spent already: by a transfer that paid the desk (submitted by the buyer or anyone holding it) or not. Claimed
-    // like any payment, and decided by the chain.
-    const spentAlready = verified._tag === "Left" && verified.left._tag === "PaymentInvalid" &&
-      verified.left.reason === NONCE_USED
-    if (verified._tag === "Left" && !spentAlready) {
-      const error = verified.left
-      return yield* Effect.fail(error._tag === "PaymentInvalid" ? withChallenge(offer)(error) : error)
-    }
-    const claimed = yield* claim(agent, handoff, payment, fromBlock, !spentAlready)
-    if (claimed._tag === "Unlocked") {
-      return { alreadyUnlocked: true, receipt: claimed.receipt, settled: Option.none() } satisfies Unlocked
-    }
-    return yield* attempt(claimed.row, spentAlready)
+    return { unlock, settledBy, reconcile } as const
   })
-
-  /** The settlement behind an existing receipt, when this header is the payment that bought it. */
-  const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
-    Effect.gen(function*() {
-      const payment = yield* Effect.option(settlement.parse(offerOf(publicUrl, handoff), header))
-      if (Option.isNone(payment)) return Option.none()
-      const row = yield* settlements.byNonce(payment.value.payerAddress, payment.value.nonce)
-      return Option.flatMap(
-        Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq),
-        settledOf
-      )
-    })
-
-  /** Pending claims nobody is settling (a crash, a lost answer): settled, failed on proof, or left pending, never lost. */
-  const reconcile = Effect.gen(function*() {
-    const seqs = yield* settlements.stale(20)
-    let resolved = 0
-    for (const seq of seqs) {
-      const leased = yield* settlements.lease(seq, leaseSeconds)
-      if (Option.isNone(leased)) continue
-      const outcome = yield* Effect.either(attempt(leased.value, true))
-      if (outcome._tag === "Right" || outcome.left._tag === "PaymentInvalid") resolved++
-    }
-    return resolved
-  }).pipe(Effect.withSpan("Ledger.reconcile"))
-
-  return { unlock, settledBy, reconcile } as const
-})

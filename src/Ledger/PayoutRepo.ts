@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
-import type { SignedPayout } from "../Settlement.ts"
+import type { SignedPayout } from "../Payouts/Rail.ts"
 
 export const PayoutRow = Schema.Struct({
   receipt_id: Schema.String,

@@ -1,8 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
+import { PreviewCache } from "../Catalog/PreviewCache.ts"
 import { DbInt } from "../Domain/DbTypes.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
-import { OWED } from "./Rules.ts"
 
 export interface ReceiptFilter {
   readonly payer: string | null
@@ -30,6 +30,7 @@ const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt 
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const previews = yield* PreviewCache
   const select = sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
       r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
       r.payout_address, r.payout_tx_hash, r.created_at
@@ -61,11 +62,13 @@ const make = Effect.gen(function*() {
    * is to move on-chain, and the receipt read back with its title.
    */
   const record = (receipt: NewReceipt) =>
-    SqlSchema.single({
-      Request: Schema.Void,
-      Result: ReceiptRow,
-      execute: () =>
-        sql`WITH r AS (
+    Effect.zipRight(
+      receipt.countsAsPurchase ? previews.changing(receipt.handoffSeq) : Effect.void,
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: ReceiptRow,
+        execute: () =>
+          sql`WITH r AS (
           INSERT INTO receipts (receipt_id, handoff_seq, payer, filer_did, price_micro, filer_micro, desk_micro, kind,
             mode, network, payment_tx_hash, payment_payer_address, payment_nonce, payment_chain_id, payment_log_index,
             payout_status, payout_address)
@@ -73,8 +76,8 @@ const make = Effect.gen(function*() {
             ${receipt.priceMicro}, ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode},
             ${receipt.network}, ${receipt.payment?.txHash ?? null}, ${receipt.payment?.payerAddress ?? null},
             ${receipt.payment?.nonce ?? null}, ${receipt.payment?.chainId ?? null}, ${
-          receipt.payment?.logIndex ?? null
-        },
+            receipt.payment?.logIndex ?? null
+          },
             ${receipt.payoutStatus},
             coalesce(${receipt.payoutAddress}::text, (SELECT payout_address FROM agents WHERE id = ${receipt.filerDid})))
           RETURNING *
@@ -90,7 +93,8 @@ const make = Effect.gen(function*() {
           r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status, r.payout_address,
           r.payout_tx_hash, r.created_at
         FROM r JOIN handoffs h ON h.seq = r.handoff_seq`
-    })(undefined)
+      })(undefined)
+    )
 
   const where = (filter: ReceiptFilter) => {
     const clauses = [sql`TRUE`]
@@ -120,34 +124,33 @@ const make = Effect.gen(function*() {
     execute: (limit) => sql`${select} WHERE r.kind = 'sale' ORDER BY r.seq DESC LIMIT ${limit}`
   })
 
+  // Kept counters (migration 0011), written by triggers in each change's own transaction: no scan of receipts.
   const totals = SqlSchema.single({
     Request: Schema.Void,
     Result: Totals,
     execute: () =>
-      sql`SELECT count(*) AS receipts,
-          coalesce(sum(price_micro), 0) AS volume_micro,
-          coalesce(sum(filer_micro), 0) AS filer_micro,
-          coalesce(sum(desk_micro), 0) AS desk_micro,
-          coalesce(sum(price_micro) FILTER (WHERE mode = 'x402'), 0) AS on_chain_micro,
-          coalesce(sum(price_micro) FILTER (WHERE mode = 'desk'), 0) AS ledger_only_micro,
-          coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'sent'), 0) AS filer_paid_on_chain_micro,
-          count(*) FILTER (WHERE payout_status = 'sent') AS on_chain_payouts,
-          coalesce(sum(filer_micro) FILTER (WHERE payout_status IN ${sql.in(OWED)}), 0) AS filer_owed_micro,
-          coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'ledger'), 0) AS filer_ledger_micro,
-          count(DISTINCT payer) AS buyers
-        FROM receipts WHERE kind = 'sale'`
+      sql`SELECT coalesce(sum(receipts), 0) AS receipts, coalesce(sum(volume_micro), 0) AS volume_micro,
+          coalesce(sum(filer_micro), 0) AS filer_micro, coalesce(sum(desk_micro), 0) AS desk_micro,
+          coalesce(sum(on_chain_micro), 0) AS on_chain_micro, coalesce(sum(ledger_only_micro), 0) AS ledger_only_micro,
+          coalesce(sum(filer_paid_on_chain_micro), 0) AS filer_paid_on_chain_micro,
+          coalesce(sum(on_chain_payouts), 0) AS on_chain_payouts,
+          coalesce(sum(filer_owed_micro), 0) AS filer_owed_micro,
+          coalesce(sum(filer_ledger_micro), 0) AS filer_ledger_micro, coalesce(sum(buyers), 0) AS buyers
+        FROM books_tally`
   })
 
   const census = SqlSchema.single({
     Request: Schema.Void,
     Result: Census,
     execute: () =>
-      sql`SELECT count(*) AS handoffs, count(DISTINCT filer_did) AS filers, coalesce(sum(purchases), 0) AS purchases
-        FROM handoffs WHERE NOT is_demo`
+      sql`SELECT coalesce(sum(handoffs), 0) AS handoffs, coalesce(sum(filers), 0) AS filers,
+          coalesce(sum(purchases), 0) AS purchases
+        FROM books_tally`
   })
 
   const vote = (handoffSeq: number, agent: string, useful: boolean) =>
     Effect.gen(function*() {
+      yield* previews.changing(handoffSeq)
       yield* sql`INSERT INTO feedback (handoff_seq, agent_id, useful) VALUES (${handoffSeq}, ${agent}, ${useful})
         ON CONFLICT (handoff_seq, agent_id) DO UPDATE SET useful = excluded.useful, updated_at = now()`
       yield* sql`UPDATE handoffs SET

@@ -2,7 +2,8 @@ import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { SealedRow } from "../Catalog/HandoffRepo.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
-import { Settlement, type TransferRef } from "../Settlement.ts"
+import { PayoutChannel } from "../Payouts/Rail.ts"
+import { RailProfile, type TransferRef } from "../Settlement.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
 import type { NewReceipt } from "./ReceiptRow.ts"
 import { countsAsPurchase, kindOf, termsOf } from "./Rules.ts"
@@ -24,8 +25,8 @@ export const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
 const make = Effect.gen(function*() {
   const receipts = yield* ReceiptRepo
   const agents = yield* AgentRepo
-  const settlement = yield* Settlement
-  const payoutsEnabled = Option.isSome(settlement.payouts)
+  const rail = yield* RailProfile
+  const payoutsEnabled = Option.isSome(yield* PayoutChannel)
 
   /**
    * The receipt, its purchase count and its payout row, for either rail, with the terms of Rules. Runs inside
@@ -51,7 +52,7 @@ const make = Effect.gen(function*() {
       deskMicro: terms.deskMicro,
       kind,
       mode,
-      network: settlement.rail.network,
+      network: rail.network,
       payoutStatus: terms.payoutStatus,
       countsAsPurchase: countsAsPurchase(kind),
       payment: Option.getOrNull(

@@ -1,14 +1,20 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
-import { publishedSigner } from "../Desk/Responses.ts"
-import { MCP_PATH } from "../Discovery/BesideApi.ts"
 import { MethodNotAllowed } from "../Domain/Errors.ts"
 import { errorResponse } from "../Http/Respond.ts"
-import { ReceiptSigning } from "../ReceiptSigning.ts"
-import { serverCard, toolsDocument } from "./ServerCard.ts"
+import { MCP_PATH } from "./Api.ts"
 import { ToolCalls } from "./ToolCalls.ts"
 import { handlePost } from "./Transport.ts"
+
+/** POST /mcp: the official SDK reads the raw JSON-RPC message and answers it (src/Mcp/Transport.ts). */
+export const McpHttp = HttpApiBuilder.group(DeskApi, "mcp", (handlers) =>
+  Effect.gen(function*() {
+    const calls = yield* ToolCalls
+    const { publicUrl } = yield* DeskConfig
+    return handlers.handleRaw("postMcp", () => handlePost(calls, publicUrl))
+  })).pipe(Layer.provide(ToolCalls.layer))
 
 /** Stateless: there is no server-initiated SSE stream to GET and no session to DELETE. */
 const postOnly = Effect.succeed(
@@ -19,19 +25,13 @@ const postOnly = Effect.succeed(
   )
 )
 
-/** Beside the HttpApi on its router, so the same serve-level middleware (rate limit, body guard) applies. */
-export const McpRoutes = HttpApiBuilder.Router.use((router) =>
+/**
+ * GET and DELETE on /mcp only ever answer 405, which an HttpApi endpoint (always declaring a success) cannot
+ * state: they stay on the API's router, beside it, and src/Discovery/BesideApi.ts documents them.
+ */
+export const McpRefusals = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const calls = yield* ToolCalls
-    const { publicUrl } = yield* DeskConfig
-    const { key } = yield* ReceiptSigning
-    const signer = Option.getOrNull(Option.map(key, (_) => publishedSigner(_, publicUrl)))
-    const card = HttpServerResponse.unsafeJson(serverCard(publicUrl, signer))
-    yield* router.post(MCP_PATH, handlePost(calls, publicUrl))
     yield* router.get(MCP_PATH, postOnly)
     yield* router.del(MCP_PATH, postOnly)
-    yield* router.get("/tools.json", Effect.succeed(HttpServerResponse.unsafeJson(toolsDocument(publicUrl))))
-    yield* router.get("/.well-known/mcp/server-card.json", Effect.succeed(card))
-    yield* router.get("/.well-known/mcp/server-card", Effect.succeed(card))
   })
-).pipe(Layer.provide(ToolCalls.layer))
+)

@@ -1,6 +1,6 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import type { ReceiptSigner } from "../Desk/Responses.ts"
-import { MCP_PATH } from "../Discovery/BesideApi.ts"
+import { MCP_PATH } from "./Api.ts"
 import { MCP_DESCRIPTION, MCP_INSTRUCTIONS, MCP_SERVER } from "./ServerInfo.ts"
 import { PUBLISHED_TOOLS } from "./Tools.ts"
 

@@ -1,9 +1,8 @@
 import { Cause, Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Catalog } from "../Catalog.ts"
-import { itemsOmitted } from "../Catalog/ListingBudget.ts"
 import { DeskConfig } from "../Config.ts"
+import { internalFailure } from "../Desk/InternalFailure.ts"
 import { unavailableFor } from "../Desk/Outage.ts"
-import { RequestId } from "../Desk/RequestId.ts"
 import { deskStatus } from "../Desk/Status.ts"
 import { toCatalogQuery } from "../Domain/Discover.ts"
 import {
@@ -26,15 +25,12 @@ import {
   Unavailable
 } from "../Domain/Errors.ts"
 import { describeIssues, issuesOf } from "../Domain/Issues.ts"
-import { pagesOf } from "../Domain/Paging.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
-import { signedReceiptOf } from "../Ledger/SignedReceipts.ts"
-import { toReceipt, toUnlockResponse } from "../Ledger/toReceipt.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
-import { Settlement } from "../Settlement.ts"
+import { RailProfile, Settlement } from "../Settlement.ts"
 import {
   DeskStatus,
   FetchBody,
@@ -137,25 +133,19 @@ const make = Effect.gen(function*() {
   const catalog = yield* Catalog
   const ledger = yield* Ledger
   const settlement = yield* Settlement
+  const rail = yield* RailProfile
   const signing = yield* ReceiptSigning
   const config = yield* DeskConfig
-  const receiptOf = (row: Parameters<typeof toReceipt>[0], audience: "buyer" | "public") =>
-    toReceipt(row, settlement.rail.explorerTxUrl, audience)
 
   const runners: Record<ToolName, Runner> = {
-    search_handoffs: runner(SearchHandoffs, (input) => {
-      const query = toCatalogQuery(input)
-      return Effect.map(catalog.search(query), ({ items, omitted, total }) => ({
-        ok: true,
-        total,
-        page: query.page,
-        limit: query.limit,
-        pages: pagesOf(total, query.limit),
-        nextActions: NEXT_ACTIONS,
-        items,
-        ...itemsOmitted(omitted)
-      }))
-    }),
+    search_handoffs: runner(
+      SearchHandoffs,
+      (input) =>
+        Effect.map(
+          catalog.discover(toCatalogQuery(input)),
+          (page) => ({ ok: true, ...page, nextActions: NEXT_ACTIONS })
+        )
+    ),
     preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
     file_handoff: runner(
       FileHandoff,
@@ -165,12 +155,8 @@ const make = Effect.gen(function*() {
     unlock_handoff: runner(UnlockHandoff, (input, header) =>
       Effect.gen(function*() {
         const agent = yield* identify(input.agentId, header)
-        const unlocked = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
-        return toUnlockResponse(
-          unlocked,
-          settlement.rail.explorerTxUrl,
-          yield* signedReceiptOf(signing, unlocked.receipt, config.publicUrl)
-        )
+        const { response } = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
+        return response
       })),
     fetch_body: runner(FetchBody, (input, header) =>
       Effect.gen(function*() {
@@ -178,18 +164,8 @@ const make = Effect.gen(function*() {
         const agent = claimed === undefined ? Option.none() : Option.some(yield* identify(claimed, undefined))
         return yield* ledger.body(input.id, agent)
       })),
-    list_receipts: runner(ListReceipts, (input) => {
-      const filter = toReceiptQuery(input)
-      return Effect.map(ledger.list(filter), ({ rows, total }) => ({
-        ok: true,
-        total,
-        page: filter.page,
-        limit: filter.limit,
-        pages: pagesOf(total, filter.limit),
-        receipts: rows.map((row) => receiptOf(row, filter.payer === null ? "public" : "buyer"))
-      }))
-    }),
-    desk_status: runner(DeskStatus, () => deskStatus(config, settlement, signing)),
+    list_receipts: runner(ListReceipts, (input) => ledger.listReceipts(toReceiptQuery(input))),
+    desk_status: runner(DeskStatus, () => deskStatus(config, rail, settlement, signing)),
     free_example: runner(FreeExample, () => Effect.succeed(EXAMPLE_PACKET))
   }
 
@@ -200,14 +176,7 @@ const make = Effect.gen(function*() {
         yield* Effect.logWarning("database unavailable", String(trouble.value.reason))
         return resultOf(Schema.encodeSync(ToolFailure)(trouble.value.error), true)
       }
-      const requestId = Option.getOrElse(yield* Effect.serviceOption(RequestId), () => "unknown")
-      yield* Effect.logError("MCP tool failed", Cause.pretty(cause))
-      return resultOf(
-        Schema.encodeSync(InternalError)(
-          new InternalError({ message: "Something failed on the desk; retry, or report the requestId.", requestId })
-        ),
-        true
-      )
+      return resultOf(Schema.encodeSync(InternalError)(yield* internalFailure("MCP tool failed", cause)), true)
     })
 
   const isTool = (name: string): name is ToolName => Object.hasOwn(runners, name)

@@ -9,6 +9,8 @@ import boundedQueries from "./0007_bounded_queries.ts"
 import bodyKeys from "./0008_body_keys.ts"
 import paymentIds from "./0009_payment_ids.ts"
 import siwxNonces from "./0010_siwx_nonces.ts"
+import keptCounters from "./0011_kept_counters.ts"
+import handoffNotices from "./0012_handoff_notices.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -21,7 +23,9 @@ export const migrations = {
   "0007_bounded_queries": boundedQueries,
   "0008_body_keys": bodyKeys,
   "0009_payment_ids": paymentIds,
-  "0010_siwx_nonces": siwxNonces
+  "0010_siwx_nonces": siwxNonces,
+  "0011_kept_counters": keptCounters,
+  "0012_handoff_notices": handoffNotices
 }
 
 export const loader = Migrator.fromRecord(migrations)

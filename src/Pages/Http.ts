@@ -7,9 +7,8 @@ import { unlockWords } from "../Desk/RailWords.ts"
 import { DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
 import { InvalidQuery } from "../Domain/Errors.ts"
 import { issuesOf, summarize } from "../Domain/Issues.ts"
-import { pagesOf } from "../Domain/Paging.ts"
 import { Owner } from "../Owner.ts"
-import { Settlement } from "../Settlement.ts"
+import { RailProfile } from "../Settlement.ts"
 import { agentNotFoundPage, agentPage } from "./AgentPage.ts"
 import { catalogPage, invalidSearchPage } from "./CatalogPage.ts"
 import { handoffPage, notFoundPage } from "./HandoffPage.ts"
@@ -29,7 +28,7 @@ export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
     const catalog = yield* Catalog
     const owner = yield* Owner
     const config = yield* DeskConfig
-    const unlock = unlockWords((yield* Settlement).rail)
+    const unlock = unlockWords(yield* RailProfile)
     /** Both forms share a URL, so caches must key on Accept; a pre-response handler also reaches error responses. */
     const wantsJson = Effect.zipLeft(
       Effect.map(HttpServerRequest.HttpServerRequest, (request) => prefersJson(request.headers.accept)),
@@ -51,23 +50,14 @@ export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
               : html(invalidSearchPage(issues), 422)
           }
           const query = toCatalogQuery(decoded.right)
-          const [{ items, total }, tags] = yield* Effect.all([catalog.search(query), catalog.tagsInUse])
-          const pages = pagesOf(total, query.limit)
+          const [listing, tags] = yield* Effect.all([catalog.discover(query), catalog.tagsInUse])
           if (!json) {
             // Decoded, so every value sent is a string.
             const params = sent as Record<string, string>
+            const { items, pages, total } = listing
             return html(catalogPage({ query, params, pages, total, items, tags: tags.tags }))
           }
-          return {
-            total,
-            page: query.page,
-            limit: query.limit,
-            pages,
-            tags: tags.tags,
-            tagCount: tags.total,
-            sort: query.sort,
-            items
-          }
+          return { ...listing, tags: tags.tags, tagCount: tags.total, sort: query.sort }
         }))
       .handle("handoff", ({ path }) =>
         Effect.gen(function*() {

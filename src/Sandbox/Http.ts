@@ -5,7 +5,7 @@ import { DeskApi } from "../Api.ts"
 import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { moneyWords } from "../Desk/RailWords.ts"
-import { type Rail, Settlement } from "../Settlement.ts"
+import { type Rail, RailProfile } from "../Settlement.ts"
 import type { SandboxResponse } from "./Responses.ts"
 
 /** The database default of agents.spend_cap_micro, in USD. */
@@ -77,7 +77,7 @@ export const SandboxHttp = HttpApiBuilder.group(DeskApi, "sandbox", (handlers) =
   Effect.gen(function*() {
     const catalog = yield* Catalog
     const config = yield* DeskConfig
-    const { rail } = yield* Settlement
+    const rail = yield* RailProfile
     return handlers.handle("sandbox", () =>
       Effect.gen(function*() {
         const demoId = yield* catalog.demoId

@@ -166,6 +166,24 @@ for (const backend of backends) {
           })
         }))
 
+      it.effect("judges X-AGENT-ID before the body: a bad filing with a bad header is about the header", () =>
+        Effect.gen(function*() {
+          const before = yield* countRows
+          const bad = { ...filing(agent), filerDid: "did:desk:nope", priceUsd: -1 }
+          const malformed = yield* call((desk) => desk.request("/api/handoffs", { json: bad, agent: "did:desk:ABC" }))
+          expect(malformed.status).toBe(400)
+          expect(yield* Effect.promise(() => readJson(malformed))).toMatchObject({ error: "invalid_agent_id" })
+          const missing = yield* call((desk) => desk.request("/api/handoffs", { json: bad }))
+          expect(missing.status).toBe(401)
+          expect(yield* Effect.promise(() => readJson(missing))).toMatchObject({ error: "agent_id_required" })
+          const blank = yield* call((desk) => desk.request("/api/handoffs", { json: bad, agent: "   " }))
+          expect(blank.status).toBe(401)
+          // With a well-formed id the same filing is refused for its fields.
+          const valid = yield* call((desk) => desk.request("/api/handoffs", { json: bad, agent }))
+          expect(valid.status).toBe(422)
+          expect(yield* countRows).toBe(before)
+        }))
+
       it.effect("answers malformed, oversized and non-JSON bodies with JSON errors", () =>
         Effect.gen(function*() {
           const before = yield* countRows

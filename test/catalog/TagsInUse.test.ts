@@ -133,9 +133,9 @@ describe("the catalog's tags in use, on PGlite", () => {
         ])
         expect(filed.tags).toEqual(["zig", "ruby", "caf\u00e9", "two words"])
         expect(yield* catalog.tagsInUse).toEqual({ tags: ["ruby", "café", "two words", "zig"], total: 4 })
-        const found = yield* catalog.search(toCatalogQuery({ tag: "R\u200bUBY" }))
+        const found = yield* catalog.discover(toCatalogQuery({ tag: "R\u200bUBY" }))
         expect(found.total).toBe(2)
-        expect((yield* catalog.search(toCatalogQuery({ tag: "cafe\u0301" }))).total).toBe(1)
+        expect((yield* catalog.discover(toCatalogQuery({ tag: "cafe\u0301" }))).total).toBe(1)
       }).pipe(Effect.provide(servicesOn(Pglite.layer({})))),
     60_000
   )

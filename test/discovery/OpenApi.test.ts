@@ -103,6 +103,12 @@ describe("the OpenAPI document", () => {
     expect(codesOf(register, 401)).toEqual(["agent_id_required"])
     expect(codesOf(register, 400)).toContain("invalid_agent_id")
     expect(codesOf(register, 403).sort()).toEqual(["agent_mismatch", "payout_change_requires_signature"])
+    // Where an identity is required it is also the apiKey security scheme, so generated clients send it.
+    expect(doc.components.securitySchemes.agentId).toMatchObject({ type: "apiKey", in: "header", name: "X-AGENT-ID" })
+    for (const operation of [register, unlock, doc.paths["/api/handoffs"].post]) {
+      expect(operation.security).toEqual([{ agentId: [] }])
+    }
+    expect(doc.paths["/api/handoffs/{id}/body"].get.security).toEqual([])
   })
 })
 

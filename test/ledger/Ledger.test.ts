@@ -57,8 +57,8 @@ for (const backend of backends) {
             Array.from({ length: 50 }, () => ledger.unlock(buyer, id, buyer, Option.none())),
             { concurrency: "unbounded" }
           )
-          expect(new Set(results.map((_) => _.receipt.receipt_id)).size).toBe(1)
-          expect(results.filter((_) => !_.alreadyUnlocked)).toHaveLength(1)
+          expect(new Set(results.map((_) => _.response.receipt.receiptId)).size).toBe(1)
+          expect(results.filter((_) => !_.response.alreadyUnlocked)).toHaveLength(1)
           const agent = yield* (yield* Identity).view(buyer)
           expect(agent.spentUsd).toBe(0.3)
           expect(agent.purchases).toBe(1)

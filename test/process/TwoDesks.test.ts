@@ -117,6 +117,31 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
         expect(yield* bookViolations).toEqual({})
       }))
 
+    it.effect("a change through one desk is in the other desk's next preview read (its cache is invalidated)", () =>
+      Effect.gen(function*() {
+        const { desks } = yield* Two
+        const [a, b] = desks
+        const filer = newAgentId()
+        const filed = yield* postJson(`${a.url}/api/handoffs`, filing(filer, { priceUsd: 0.01 }), {
+          headers: { "x-agent-id": filer }
+        })
+        expect(filed.status).toBe(201)
+        const preview = `${b.url}/api/handoffs/${filed.json.id}`
+        // The cache serves once its listener answered its first ping (about a second after start).
+        yield* Effect.sleep("2500 millis")
+        for (const i of range(15)) {
+          // Read twice on B so the second read is a cache hit, then change through A and read B at once.
+          yield* send(preview)
+          expect((yield* send(preview)).json.purchases).toBe(i)
+          const buyer = newAgentId()
+          const unlocked = yield* postJson(`${a.url}/api/handoffs/${filed.json.id}/unlock`, { payer: buyer }, {
+            headers: { "x-agent-id": buyer }
+          })
+          expect(unlocked.status).toBe(200)
+          expect((yield* send(preview)).json.purchases).toBe(i + 1)
+        }
+      }))
+
     it.effect("neither desk logs the database password", () =>
       Effect.gen(function*() {
         const { desks, password } = yield* Two

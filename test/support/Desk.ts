@@ -11,7 +11,7 @@ import { ClientConcurrency } from "../../src/Http/ClientConcurrency.ts"
 import { TrustedProxies } from "../../src/Http/ClientIp.ts"
 import type { RatePolicy } from "../../src/RateLimiter.ts"
 import { ReceiptSigning } from "../../src/ReceiptSigning.ts"
-import type { Settlement } from "../../src/Settlement.ts"
+import type { MoneyRails } from "../../src/Settlement.ts"
 import type { SignIn } from "../../src/SignIn.ts"
 import { migrated } from "../../src/Sql.ts"
 
@@ -52,7 +52,7 @@ const testDesk = Layer.effect(
 /** The real desk on an ephemeral loopback port over the given storage; exposes the SqlClient to inspect rows. */
 export const deskOn = <E>(
   storage: Layer.Layer<SqlClient.SqlClient, E>,
-  settlement: Layer.Layer<Settlement | SignIn, unknown> = DeskReceipt.layer,
+  settlement: Layer.Layer<MoneyRails | SignIn, unknown> = DeskReceipt.layer,
   options: {
     readonly ratePolicy?: RatePolicy
     readonly clientConcurrency?: number

@@ -5,7 +5,7 @@ import type { Address } from "viem"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { Ledger } from "../../src/Ledger.ts"
 import { Payouts } from "../../src/Payouts.ts"
-import { Settlement } from "../../src/Settlement.ts"
+import { PayoutChannel } from "../../src/Payouts/Rail.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
 import { auditOf } from "./support/Audit.ts"
@@ -126,7 +126,7 @@ for (const backend of backends) {
             const sql = yield* SqlClient.SqlClient
             const ledger = yield* Ledger
             const payouts = yield* Payouts
-            const rail = Option.getOrThrow((yield* Settlement).payouts)
+            const rail = Option.getOrThrow(yield* PayoutChannel)
             const forge = forger(chain)
             const wallets = () =>
               Effect.promise(() =>

@@ -45,7 +45,8 @@ module.exports = {
         "mapping and the handlers depend on it, not the other way round.",
       severity: "error",
       from: { path: "(^src/Api\\.ts$|^src/[^/]+/Api\\.ts$)" },
-      to: { path: "(^src/Http/|^src/[^/]+/Http\\.ts$|^src/Mcp/)", reachable: true }
+      // src/Mcp/Api.ts is contract too: the /mcp endpoint's description, which the MCP handler implements.
+      to: { path: "(^src/Http/|^src/[^/]+/Http\\.ts$|^src/Mcp/(?!Api\\.ts$))", reachable: true }
     },
     {
       name: "mcp-beside-http",

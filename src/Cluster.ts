@@ -1,0 +1,70 @@
+import { Config, Effect, Option } from "effect"
+import cluster, { type Worker } from "node:cluster"
+import { StartupError } from "./Domain/StartupError.ts"
+
+/** Whether this process is one of DESK_WORKERS desks forked by a primary (which then serves nothing itself). */
+export const isWorker = cluster.isWorker
+
+const present = (name: string) =>
+  Config.string(name).pipe(Config.option, Config.map(Option.exists((value) => value.trim() !== "")))
+
+/**
+ * How many desk processes to run on the one port: DESK_WORKERS, 1 by default. Several need PostgreSQL (the
+ * embedded store belongs to one process) and Redis, or each would keep its own rate budget per client.
+ */
+export const workersConfig = Effect.gen(function*() {
+  const workers = yield* Config.integer("DESK_WORKERS").pipe(
+    Config.validate({ message: "DESK_WORKERS must be between 1 and 64", validation: (n) => n >= 1 && n <= 64 }),
+    Config.withDefault(1)
+  )
+  if (workers === 1) return workers
+  if (!(yield* present("DATABASE_URL"))) {
+    return yield* new StartupError({
+      message: `DESK_WORKERS=${workers} needs PostgreSQL (DATABASE_URL): the embedded store serves one process; ` +
+        "unset DESK_WORKERS or set DATABASE_URL"
+    })
+  }
+  if (!(yield* present("REDIS_URL"))) {
+    return yield* new StartupError({
+      message: `DESK_WORKERS=${workers} needs REDIS_URL so the workers share one rate limit per client; ` +
+        "set REDIS_URL or unset DESK_WORKERS"
+    })
+  }
+  return workers
+})
+
+const exitOf = (worker: Worker) =>
+  new Promise<void>((resolve) => {
+    if (worker.isDead()) resolve()
+    else worker.once("exit", () => resolve())
+  })
+
+/**
+ * Forks `n` desks that share the listening port (node:cluster hands connections to them in turn) and runs until
+ * one exits: a desk that dies takes the others down, so whatever supervises the primary restarts the set
+ * (the workers run their migrations, payouts and reconciliation as separate desks on one database do).
+ * Interrupted (SIGTERM, SIGINT), it stops every worker and waits for them.
+ */
+export const superviseWorkers = (n: number) =>
+  Effect.async<never, StartupError>((resume) => {
+    const workers = Array.from({ length: n }, () => cluster.fork())
+    let stopping = false
+    const stopAll = () => {
+      stopping = true
+      for (const worker of workers) if (!worker.isDead()) worker.process.kill("SIGTERM")
+      return Promise.all(workers.map(exitOf))
+    }
+    cluster.on("exit", (worker, code, signal) => {
+      if (stopping) return
+      void stopAll().then(() =>
+        resume(
+          Effect.fail(
+            new StartupError({
+              message: `desk worker ${worker.process.pid} exited (${signal ?? code}); stopped the others`
+            })
+          )
+        )
+      )
+    })
+    return Effect.promise(stopAll)
+  })

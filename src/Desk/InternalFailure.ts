@@ -1,0 +1,14 @@
+import { Cause, Effect, Option } from "effect"
+import { InternalError } from "../Domain/Errors.ts"
+import { RequestId } from "./RequestId.ts"
+
+/**
+ * An unexpected failure, logged with its cause under `what`, answered (REST and MCP alike) as the internal-error
+ * envelope naming the request, so a report can be matched to the log line.
+ */
+export const internalFailure = (what: string, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const requestId = Option.getOrElse(yield* Effect.serviceOption(RequestId), () => "unknown")
+    yield* Effect.logError(what, Cause.pretty(cause))
+    return new InternalError({ message: "Something failed on the desk; retry, or report the requestId.", requestId })
+  })

@@ -1,0 +1,198 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
+import * as TestDouble from "../../adapters/settlement/TestDouble.ts"
+import { Catalog } from "../../src/Catalog.ts"
+import { SettlementUnavailable } from "../../src/Domain/Errors.ts"
+import { FilingRequest } from "../../src/Domain/Filing.ts"
+import { DeskId } from "../../src/Domain/Ids.ts"
+import { Identity } from "../../src/Identity.ts"
+import { Ledger } from "../../src/Ledger.ts"
+import type { AuthorizationLookup, Refusal, SettleOutcome, VerifiedPayment } from "../../src/Settlement.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
+import { servicesOn } from "../support/Services.ts"
+import { backends } from "../support/Storage.ts"
+
+// The Ledger's ordering of a paid unlock (check, claim, settle, receipt), against a rail whose every answer the test
+// scripts: an outage, a lost answer, a refusal. The real chain and facilitator are in test/x402.
+
+const PRICE_MICRO = 300_000
+const address = (byte: string) => `0x${byte.repeat(20)}`
+const PAY_TO = address("11")
+const TOKEN = address("22")
+const BUYER_WALLET = address("33")
+
+const requirement = {
+  scheme: "exact",
+  network: "test",
+  maxAmountRequired: String(PRICE_MICRO),
+  resource: "http://desk.test/api/handoffs/DESK-1/unlock",
+  description: "test offer",
+  mimeType: "application/json",
+  payTo: PAY_TO,
+  maxTimeoutSeconds: 60,
+  asset: TOKEN
+}
+
+/** A well-formed payment per header value: one header, one authorization nonce. */
+const paymentOf = (header: string): VerifiedPayment => {
+  const nonce = `0x${createHash("sha256").update(header).digest("hex")}`
+  const validBefore = Math.floor(Date.now() / 1000) + 3600
+  const authorization = {
+    from: BUYER_WALLET,
+    to: PAY_TO,
+    value: String(PRICE_MICRO),
+    validAfter: "0",
+    validBefore: String(validBefore),
+    nonce
+  }
+  return {
+    payerAddress: BUYER_WALLET,
+    nonce,
+    amountMicro: PRICE_MICRO,
+    validBefore,
+    paymentId: null,
+    payment: {
+      x402Version: 1,
+      payload: {
+        x402Version: 1,
+        scheme: "exact",
+        network: "test",
+        payload: { signature: `0x${"ab".repeat(65)}`, authorization }
+      },
+      requirements: requirement
+    }
+  }
+}
+
+/** What the scripted rail answers next; each test sets the answers it relies on. */
+const script: {
+  blockNumber: Either.Either<bigint, SettlementUnavailable>
+  verify: Option.Option<Refusal>
+  settle: SettleOutcome
+  lookup: AuthorizationLookup
+  settleCalls: number
+} = {
+  blockNumber: Either.right(100n),
+  verify: Option.none(),
+  settle: { _tag: "Unknown", detail: "not scripted" },
+  lookup: { _tag: "Unknown", detail: "not scripted" },
+  settleCalls: 0
+}
+
+const rail = TestDouble.layerTest({
+  challenge: () => [requirement],
+  check: (_offer, header) => Either.right(paymentOf(header)),
+  blockNumber: Effect.suspend(() => script.blockNumber),
+  verify: () => Effect.succeed(script.verify),
+  settle: () => Effect.sync(() => (script.settleCalls++, script.settle)),
+  lookup: () => Effect.sync(() => script.lookup)
+})
+
+const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
+
+const setUp = Effect.gen(function*() {
+  const filer = DeskId.make(newAgentId())
+  const preview = yield* (yield* Catalog).file(
+    filer,
+    decodeFiling(filing(filer, { priceUsd: 0.3, reconstructUsd: 500 }))
+  )
+  script.blockNumber = Either.right(100n)
+  script.verify = Option.none()
+  script.settleCalls = 0
+  return { id: preview.id as string, buyer: DeskId.make(newAgentId()) }
+})
+
+const rows = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [counts] = yield* sql<{ claims: number; pending: number; receipts: number }>`SELECT
+    (SELECT count(*)::int FROM settlements) AS claims,
+    (SELECT count(*)::int FROM settlements WHERE status = 'pending') AS pending,
+    (SELECT count(*)::int FROM receipts WHERE mode = 'x402') AS receipts`
+  return counts!
+}).pipe(Effect.orDie)
+
+/** What the buyer has spent; an identity the desk never recorded has spent nothing. */
+const spentUsd = (buyer: DeskId) =>
+  Effect.flatMap(Identity, (_) => _.view(buyer)).pipe(
+    Effect.map((_) => _.spentUsd),
+    Effect.catchTag("NotFound", () => Effect.succeed(0))
+  )
+
+for (const backend of backends) {
+  describe.skipIf(!backend.available)(`a paid unlock against a scripted rail over ${backend.name}`, () => {
+    it.layer(servicesOn(backend.layer, rail), { timeout: 120_000 })((it) => {
+      it.effect("a chain that does not answer before the claim is a 503 and writes nothing", () =>
+        Effect.gen(function*() {
+          const { buyer, id } = yield* setUp
+          const before = yield* rows
+          script.blockNumber = Either.left(new SettlementUnavailable({ message: "down", retryAfterSeconds: 5 }))
+          const result = yield* Effect.either((yield* Ledger).unlock(buyer, id, buyer, Option.some("outage")))
+          expect(Either.isLeft(result) && result.left._tag).toBe("SettlementUnavailable")
+          expect(yield* rows).toEqual(before)
+          expect(yield* spentUsd(buyer)).toBe(0)
+        }))
+
+      it.effect("a refusal by the facilitator's checks is a 402 with the challenge, and nothing is written", () =>
+        Effect.gen(function*() {
+          const { buyer, id } = yield* setUp
+          const before = yield* rows
+          script.verify = Option.some({ reason: "invalid_exact_evm_signature", message: "bad signature" })
+          const result = yield* Effect.either((yield* Ledger).unlock(buyer, id, buyer, Option.some("bad-signature")))
+          if (Either.isRight(result) || result.left._tag !== "PaymentInvalid") {
+            return expect.fail("expected a PaymentInvalid")
+          }
+          expect(result.left.reason).toBe("invalid_exact_evm_signature")
+          expect(result.left.accepts).toEqual([requirement])
+          expect(yield* rows).toEqual(before)
+          expect(script.settleCalls).toBe(0)
+        }))
+
+      it.effect("a lost settlement answer leaves the claim pending; the retry settles it from the chain, once", () =>
+        Effect.gen(function*() {
+          const ledger = yield* Ledger
+          const { buyer, id } = yield* setUp
+          const before = yield* rows
+          script.settle = { _tag: "Unknown", detail: "timed out" }
+          const first = yield* Effect.either(ledger.unlock(buyer, id, buyer, Option.some("lost-answer")))
+          expect(Either.isLeft(first) && first.left._tag).toBe("SettlementPending")
+          expect(yield* rows).toEqual({ ...before, claims: before.claims + 1, pending: before.pending + 1 })
+          // The spend is reserved while the claim is open: the cap cannot be spent twice meanwhile.
+          expect(yield* spentUsd(buyer)).toBe(0.3)
+
+          script.lookup = { _tag: "Used", transfer: { chainId: 1, txHash: `0x${"cd".repeat(32)}`, logIndex: 0 } }
+          const settleCalls = script.settleCalls
+          const retried = yield* ledger.unlock(buyer, id, buyer, Option.some("lost-answer"))
+          expect(retried.response.alreadyUnlocked).toBe(false)
+          expect(Option.map(retried.settled, (_) => _.txHash)).toEqual(Option.some(`0x${"cd".repeat(32)}`))
+          expect(script.settleCalls).toBe(settleCalls)
+          expect(yield* rows).toEqual({
+            claims: before.claims + 1,
+            pending: before.pending,
+            receipts: before.receipts + 1
+          })
+
+          const again = yield* ledger.unlock(buyer, id, buyer, Option.some("lost-answer"))
+          expect(again.response.alreadyUnlocked).toBe(true)
+          expect(yield* rows).toEqual({
+            claims: before.claims + 1,
+            pending: before.pending,
+            receipts: before.receipts + 1
+          })
+          expect(yield* spentUsd(buyer)).toBe(0.3)
+        }))
+
+      it.effect("a first attempt the facilitator refused fails the claim and gives the reserved spend back", () =>
+        Effect.gen(function*() {
+          const { buyer, id } = yield* setUp
+          const before = yield* rows
+          script.settle = { _tag: "Refused", reason: "invalid_exact_evm_signature", message: "bad signature" }
+          const result = yield* Effect.either((yield* Ledger).unlock(buyer, id, buyer, Option.some("refused")))
+          expect(Either.isLeft(result) && result.left._tag).toBe("PaymentInvalid")
+          expect(yield* rows).toEqual({ ...before, claims: before.claims + 1 })
+          expect(yield* spentUsd(buyer)).toBe(0)
+        }))
+    })
+  })
+}
