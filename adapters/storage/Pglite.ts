@@ -26,15 +26,17 @@ declare const __DESK_PGLITE_WORKER__: string | undefined
  * registers tsx's loader before importing it (`--import tsx` in a worker's execArgv does not reach it on Node 20).
  */
 const newWorker = (options: OpenOptions) => {
+  // Rows pass through the worker briefly: a small young generation keeps its heap small under load.
+  const limits = { execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 8 } }
   if (typeof __DESK_PGLITE_WORKER__ === "string") {
-    return new Worker(new URL(__DESK_PGLITE_WORKER__, import.meta.url), { workerData: options, execArgv: [] })
+    return new Worker(new URL(__DESK_PGLITE_WORKER__, import.meta.url), { workerData: options, ...limits })
   }
   // tsx's ESM entry of its API (require.resolve would give the CommonJS one).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href
   const entry = new URL("./PgliteWorker.ts", import.meta.url).href
   return new Worker(
     `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}) })`,
-    { eval: true, workerData: options, execArgv: [] }
+    { eval: true, workerData: options, ...limits }
   )
 }
 
