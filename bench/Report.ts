@@ -18,7 +18,7 @@ export interface References {
   readonly directSqlDiscoverTag: Measured
   readonly bareNodeHttp: Measured
   /** One HttpApi endpoint that does nothing, on the desk's server: the most any desk route can reach. */
-  readonly emptyHttpApi: Measured
+  readonly emptyHttpApi: Measured & { readonly cpuMsPerRequest: number }
 }
 
 export const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
@@ -29,18 +29,28 @@ const pct = (ratio: number | null) => (ratio === null ? "n/a" : `${(100 * ratio)
 export const referenceOf = (
   name: ScenarioName,
   references: Omit<References, "bareNodeHttp">
-): { label: string; measured: Measured } =>
+): { label: string; measured: Measured; cpuMsPerRequest?: number } =>
   name === "discover-text"
     ? { label: "direct SQL", measured: references.directSqlDiscoverText }
     : name === "discover-tag"
     ? { label: "direct SQL", measured: references.directSqlDiscoverTag }
-    : { label: "empty HttpApi", measured: references.emptyHttpApi }
+    : {
+      label: "empty HttpApi",
+      measured: references.emptyHttpApi,
+      cpuMsPerRequest: references.emptyHttpApi.cpuMsPerRequest
+    }
 
-export const scenarioLine = (row: ScenarioResult, reference?: { label: string; measured: Measured }) =>
+export const scenarioLine = (
+  row: ScenarioResult,
+  reference?: { label: string; measured: Measured; cpuMsPerRequest?: number }
+) =>
   `  ${row.title.padEnd(32)} ${fixed(row.rps, 0).padStart(7)} req/s  p50 ${fixed(row.p50Ms).padStart(6)} ms  ` +
   `p99 ${fixed(row.p99Ms).padStart(6)} ms  errors ${row.errors}  peak RSS ${row.peakRssMb} MB  ` +
   `desk CPU ${fixed(row.deskCpuMsPerRequest, 2)} ms/req` +
   (reference === undefined ? "" : `  ${pct(row.rps / reference.measured.rps)} of ${reference.label}`) +
+  (reference?.cpuMsPerRequest === undefined
+    ? ""
+    : ` (CPU ${fixed(row.deskCpuMsPerRequest / reference.cpuMsPerRequest, 2)}x)`) +
   (row.unlocksPerSecond === undefined ? "" : `  (${fixed(row.unlocksPerSecond, 0)} unlocks/s)`) +
   (row.failures === undefined ? "" : `  failures ${JSON.stringify(row.failures)}`)
 
@@ -60,12 +70,22 @@ export const checksOf = (
     const row = get(name)
     return row === undefined || rate !== undefined ? null : row.rps / referenceOf(name, references).measured.rps
   }
+  // "Costs at most 25 % more than the empty endpoint": the desk's CPU per request over the reference's.
+  const cost = (name: ScenarioName) => {
+    const row = get(name)
+    return row === undefined || rate !== undefined
+      ? null
+      : row.deskCpuMsPerRequest / references.emptyHttpApi.cpuMsPerRequest
+  }
   return {
     offeredRate: rate ?? null,
     workers: desk.workers,
     llmsVsEmptyHttpApi: ratio("llms"),
     statusVsEmptyHttpApi: ratio("status"),
     previewVsEmptyHttpApi: ratio("preview"),
+    llmsCpuVsEmptyHttpApi: cost("llms"),
+    statusCpuVsEmptyHttpApi: cost("status"),
+    previewCpuVsEmptyHttpApi: cost("preview"),
     discoverTextVsDirectSql: ratio("discover-text"),
     discoverTagVsDirectSql: ratio("discover-tag"),
     discoverTextP99Ms: get("discover-text")?.p99Ms ?? null,
@@ -93,8 +113,12 @@ export const summary = (checks: Checks) =>
       ? [
         `no database:    /llms.txt ${pct(checks.llmsVsEmptyHttpApi)}, /api/status ${
           pct(checks.statusVsEmptyHttpApi)
-        } of empty HttpApi (target >= 80 %)`,
-        `preview:        ${pct(checks.previewVsEmptyHttpApi)} of empty HttpApi (target >= 60 %)`,
+        } of empty HttpApi (target >= 80 %); CPU per request ${fixed(checks.llmsCpuVsEmptyHttpApi, 2)}x, ${
+          fixed(checks.statusCpuVsEmptyHttpApi, 2)
+        }x its own (target <= 1.25x)`,
+        `preview:        ${pct(checks.previewVsEmptyHttpApi)} of empty HttpApi (target >= 60 %); CPU per request ${
+          fixed(checks.previewCpuVsEmptyHttpApi, 2)
+        }x its own`,
         `discover:       text ${pct(checks.discoverTextVsDirectSql)}, tag ${
           pct(checks.discoverTagVsDirectSql)
         } of direct SQL (target >= 85 %)`,

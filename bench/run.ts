@@ -7,7 +7,7 @@ import { parseArgs } from "node:util"
 import { toCatalogQuery } from "../src/Domain/Discover.ts"
 import { deskCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
-import { hammer } from "./Measure.ts"
+import { hammer, type Measured } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
 import { freePort, startServer } from "./Processes.ts"
 import { checksOf, mb, referenceOf, scenarioLine, type ScenarioResult, summary, writeResults } from "./Report.ts"
@@ -58,6 +58,9 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
     Effect.promise(async () => startServer({ ...options, port: await freePort() })),
     (server) => Effect.promise(() => server.stop())
   )
+
+/** CPU time a server spent per request answered while `measured` ran. */
+const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
 
 const program = Effect.gen(function*() {
   if (!Number.isInteger(handoffs) || handoffs < 1) return yield* Effect.fail("--handoffs takes a positive integer")
@@ -110,10 +113,17 @@ const program = Effect.gen(function*() {
   const emptyHttpApi = yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* serverIn({ args: ["--import", "tsx", "bench/EmptyApi.ts"], env: {}, readyPath: "/" })
     yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
-    return yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, seconds))
+    const cpuBefore = server.cpuMs()
+    const measured = yield* Effect.promise(() =>
+      hammer(server.url, [{ method: "GET", path: "/" }], connections, seconds)
+    )
+    return { ...measured, cpuMsPerRequest: cpuPerRequest(server.cpuMs() - cpuBefore, measured) }
   }))
   yield* Console.log(
-    `reference: empty HttpApi endpoint ${emptyHttpApi.rps.toFixed(0)} req/s, p99 ${emptyHttpApi.p99Ms.toFixed(1)} ms`
+    `reference: empty HttpApi endpoint ${emptyHttpApi.rps.toFixed(0)} req/s, p99 ${
+      emptyHttpApi.p99Ms.toFixed(1)
+    } ms, ` +
+      `CPU ${emptyHttpApi.cpuMsPerRequest.toFixed(3)} ms/req`
   )
 
   const command = yield* Effect.promise(() => deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb))
@@ -172,7 +182,7 @@ const program = Effect.gen(function*() {
           title: run.title,
           ...measured,
           peakRssMb: mb(peak),
-          deskCpuMsPerRequest: (desk.cpuMs() - cpuBefore) / Math.max(1, measured.rps * measured.seconds),
+          deskCpuMsPerRequest: cpuPerRequest(desk.cpuMs() - cpuBefore, measured),
           ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {})
         }
         results.push(row)
