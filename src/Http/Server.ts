@@ -29,18 +29,8 @@ export const ApiLive = HttpApiBuilder.api(DeskApi).pipe(
   Layer.provide([RequireAgentLive, OptionalAgentLive])
 )
 
-/**
- * The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests): the
- * edge wraps the API's app, as `HttpApiBuilder.serve` would do but inside the server's handler rather than
- * outside it, so the edge sees each response before it is sent.
- */
-export const HttpLive = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const edge = yield* makeEdge
-    return HttpServer.serve(edge(yield* HttpApiBuilder.httpApp))
-  })
-).pipe(
-  Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
+/** The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests). */
+export const HttpLive = Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpApiBuilder.serve(edge))).pipe(
   Layer.provide(FailuresLive),
   Layer.provide(McpRefusals),
   Layer.provide(ApiLive),

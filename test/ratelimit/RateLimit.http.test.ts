@@ -28,12 +28,9 @@ const app = HttpRouter.empty.pipe(
   HttpRouter.get("/llms.txt", HttpServerResponse.text("# Handoff Desk"))
 )
 
-/**
- * 3 per 2 seconds: a window short enough that waiting out a real Retry-After keeps the test quick. Composed as
- * the desk composes it (src/Http/Server.ts): the edge wraps the app, inside the server's handler.
- */
+/** 3 per 2 seconds: a window short enough that waiting out a real Retry-After keeps the test quick. */
 const Desk = (trustedProxies: ReadonlyArray<string>) =>
-  Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpServer.serve(edge(app)))).pipe(
+  Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpServer.serve(app, edge))).pipe(
     Layer.provide(MemoryRateStore.layer({ limit: 3, windowSeconds: 2 })),
     Layer.provide(TrustedProxies.layer(trustedProxies)),
     Layer.provide(ClientConcurrency.layer(2)),
