@@ -21,7 +21,7 @@ import { offerOf } from "./Ledger/Offer.ts"
 import { makePaidUnlock, type Unlocked } from "./Ledger/PaidUnlock.ts"
 import { PayoutRepo } from "./Ledger/PayoutRepo.ts"
 import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
-import { capExceeded, countsAsPurchase, kindOf, mayVote, spendOf } from "./Ledger/Rules.ts"
+import { capExceeded, countsAsPurchase, mayVote, spendOf } from "./Ledger/Rules.ts"
 import { Sales } from "./Ledger/Sales.ts"
 import { SettlementRepo } from "./Ledger/SettlementRepo.ts"
 import { signedReceiptOf } from "./Ledger/SignedReceipts.ts"
@@ -38,10 +38,8 @@ export type { Unlocked } from "./Ledger/PaidUnlock.ts"
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const handoffs = yield* HandoffRepo
-  const agents = yield* AgentRepo
   const receipts = yield* ReceiptRepo
   const settlement = yield* Settlement
-  const settlements = yield* SettlementRepo
   const sales = yield* Sales
   const config = yield* DeskConfig
   const signInNonces = yield* SignInNonceRepo
@@ -77,32 +75,33 @@ const make = Effect.gen(function*() {
   })
 
   /**
-   * One transaction under the payer's row lock: a repeat unlock finds the first receipt, the spend is
-   * added only within the cap (a database check holds it too), and (payer, handoff) is unique.
+   * One statement under the payer's row lock (ReceiptRepo.deskUnlock): a repeat unlock finds the first receipt,
+   * the spend is added only within the cap (a database check holds it too), and (payer, handoff) is unique.
    */
   const record = (handoff: SealedRow, payer: DeskId) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const agent = yield* agents.lock(payer)
-      const existing = yield* receipts.findFor(payer, handoff.seq)
-      if (Option.isSome(existing)) {
-        return { alreadyUnlocked: true, receipt: existing.value, settled: Option.none() } satisfies Unlocked
+    Effect.gen(function*() {
+      const receipt = yield* sales.receiptOf({ handoff, payer, payment: Option.none() })
+      const outcome = yield* receipts.deskUnlock(receipt, spendOf(receipt.kind, handoff.price_micro), handoff.title)
+      switch (outcome.outcome) {
+        case "recorded":
+        case "unlocked":
+          return {
+            alreadyUnlocked: outcome.outcome === "unlocked",
+            receipt: outcome.receipt,
+            settled: Option.none()
+          } satisfies Unlocked
+        // An on-chain payment for this unlock is settling: a desk receipt now would sell it twice.
+        case "settling":
+          return yield* Effect.fail(
+            new SettlementPending({
+              message: "An on-chain payment for this unlock is being settled; retry it with the same payment header.",
+              retryAfterSeconds: 5
+            })
+          )
+        case "over_cap":
+          return yield* Effect.fail(capExceeded(outcome.agent, handoff.price_micro, payer))
       }
-      // An on-chain payment for this unlock is settling: a desk receipt now would sell it twice.
-      if (Option.isSome(yield* settlements.live(payer, handoff.seq))) {
-        return yield* Effect.fail(
-          new SettlementPending({
-            message: "An on-chain payment for this unlock is being settled; retry it with the same payment header.",
-            retryAfterSeconds: 5
-          })
-        )
-      }
-      const spend = spendOf(kindOf(handoff, payer), handoff.price_micro)
-      if (spend > 0 && Option.isNone(yield* agents.spend(payer, spend))) {
-        return yield* Effect.fail(capExceeded(agent, handoff.price_micro, payer))
-      }
-      const receipt = yield* sales.record({ handoff, payer, payment: Option.none() })
-      return { alreadyUnlocked: false, receipt, settled: Option.none() } satisfies Unlocked
-    })).pipe(
+    }).pipe(
       // Two requests that both passed the lock-free checks: the loser retries and finds the winner's receipt.
       Effect.retry({ while: (error) => error._tag === "SqlError" && isUniqueViolation(error), times: 3 }),
       Effect.catchTag("SqlError", Effect.die)

@@ -23,6 +23,8 @@ export interface PreviewCacheService {
    * here until its announcement is heard (10 s at most: a rolled-back change announces nothing).
    */
   readonly changing: (seq: number) => Effect.Effect<void>
+  /** Called when the transaction after `changing` changed nothing after all (it announces nothing): the hold ends. */
+  readonly unchanged: (seq: number) => Effect.Effect<void>
   /**
    * Called after that transaction committed, before answering: waits (a second at most) until this desk heard the
    * change announced. PostgreSQL signals every listening desk at the same commit, so once the answer leaves, the
@@ -34,6 +36,7 @@ export interface PreviewCacheService {
 const none: PreviewCacheService = {
   through: (_, load) => load,
   changing: () => Effect.void,
+  unchanged: () => Effect.void,
   announced: () => Effect.void
 }
 
@@ -78,6 +81,10 @@ const make = Effect.gen(function*() {
     held.clear()
     for (const set of loads.values()) for (const load of set) load.stale = true
   }
+  const release = (seq: number) => {
+    const hold = held.get(seq)
+    if (hold !== undefined && --hold.count <= 0) held.delete(seq)
+  }
   const heard = (payload: string) =>
     Effect.sync(() => {
       if (payload.startsWith(PING)) {
@@ -86,8 +93,7 @@ const make = Effect.gen(function*() {
       }
       const seq = Number(payload)
       forget(seq)
-      const hold = held.get(seq)
-      if (hold !== undefined && --hold.count <= 0) held.delete(seq)
+      release(seq)
       for (const wake of waiting.get(seq) ?? []) wake()
       waiting.delete(seq)
     })
@@ -168,6 +174,7 @@ const make = Effect.gen(function*() {
         // Rolled-back changes are never announced; past this many held, start over rather than grow.
         if (held.size > capacity) forgetAll()
       }),
+    unchanged: (seq) => Effect.sync(() => release(seq)),
     announced: (seq) =>
       Effect.suspend(() => {
         if (!live || !isHeld(seq)) return Effect.void

@@ -26,6 +26,16 @@ const Totals = Schema.Struct({
 })
 export type Totals = typeof Totals.Type
 
+/** What `desk_unlock` answers: the receipt (new or held already) or why there is none. */
+const DeskUnlockOutcome = Schema.Union(
+  Schema.Struct({ outcome: Schema.Literal("recorded", "unlocked"), receipt: Schema.Object }),
+  Schema.Struct({ outcome: Schema.Literal("settling") }),
+  Schema.Struct({
+    outcome: Schema.Literal("over_cap"),
+    agent: Schema.Struct({ spent_micro: DbInt, spend_cap_micro: DbInt })
+  })
+)
+
 const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt })
 
 const make = Effect.gen(function*() {
@@ -56,10 +66,19 @@ const make = Effect.gen(function*() {
       sql`${select} WHERE r.payment_payer_address = ${wallet} AND r.handoff_seq = ${handoffSeq} ORDER BY r.seq LIMIT 1`
   })
 
+  /** A receipt as the SQL functions that write it take it (`new_receipt`, migration 0013). */
+  const asNewReceipt = (receipt: NewReceipt) =>
+    sql`ROW(${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid}, ${receipt.priceMicro},
+      ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode}, ${receipt.network},
+      ${receipt.payment?.txHash ?? null}, ${receipt.payment?.payerAddress ?? null}, ${receipt.payment?.nonce ?? null},
+      ${receipt.payment?.chainId ?? null}, ${receipt.payment?.logIndex ?? null}, ${receipt.payoutStatus},
+      ${receipt.payoutAddress}, ${receipt.countsAsPurchase}, ${receipt.payout},
+      ${receipt.payment?.fromBlock.toString() ?? null})::new_receipt`
+
   /**
-   * The one receipt writer, for both rails, in one statement: the receipt (with the filer's payout address as
-   * registered now unless given), the purchase counted unless the rules say not, the payout row when the share
-   * is to move on-chain, and the receipt read back with its title.
+   * The one receipt writer, for both rails, in one statement (`record_receipt`, migration 0013): the receipt
+   * (with the filer's payout address as registered now unless given), the purchase counted unless the rules say
+   * not, the payout row when the share is to move on-chain, and the receipt read back with its title.
    */
   const record = (receipt: NewReceipt) =>
     Effect.zipRight(
@@ -68,33 +87,38 @@ const make = Effect.gen(function*() {
         Request: Schema.Void,
         Result: ReceiptRow,
         execute: () =>
-          sql`WITH r AS (
-          INSERT INTO receipts (receipt_id, handoff_seq, payer, filer_did, price_micro, filer_micro, desk_micro, kind,
-            mode, network, payment_tx_hash, payment_payer_address, payment_nonce, payment_chain_id, payment_log_index,
-            payout_status, payout_address)
-          VALUES (${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid},
-            ${receipt.priceMicro}, ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode},
-            ${receipt.network}, ${receipt.payment?.txHash ?? null}, ${receipt.payment?.payerAddress ?? null},
-            ${receipt.payment?.nonce ?? null}, ${receipt.payment?.chainId ?? null}, ${
-            receipt.payment?.logIndex ?? null
-          },
-            ${receipt.payoutStatus},
-            coalesce(${receipt.payoutAddress}::text, (SELECT payout_address FROM agents WHERE id = ${receipt.filerDid})))
-          RETURNING *
-        ), counted AS (
-          UPDATE handoffs SET purchases = purchases + 1 WHERE seq = ${receipt.handoffSeq} AND ${receipt.countsAsPurchase}
-        ), payout AS (
-          INSERT INTO payouts (receipt_id, filer_did, amount_micro, to_address, status, from_block)
-          SELECT receipt_id, filer_did, filer_micro, payout_address, ${receipt.payout ?? "owed"}::text,
-            ${receipt.payment?.fromBlock.toString() ?? null}::bigint
-          FROM r WHERE ${receipt.payout !== null}
-        )
-        SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro, r.desk_micro,
-          r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status, r.payout_address,
-          r.payout_tx_hash, r.created_at
-        FROM r JOIN handoffs h ON h.seq = r.handoff_seq`
+          sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
+            r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
+            r.payout_address, r.payout_tx_hash, r.created_at
+          FROM record_receipt(${asNewReceipt(receipt)}) r JOIN handoffs h ON h.seq = r.handoff_seq`
       })(undefined)
     )
+
+  /**
+   * A desk-receipt unlock in one round trip (`desk_unlock`, migration 0013): under the payer's row lock, the
+   * receipt it already holds, or a refusal (an x402 payment for it still settling, the cap), or the new receipt
+   * with `spendMicro` added to the payer's spend.
+   */
+  const deskUnlock = (receipt: NewReceipt, spendMicro: number, title: string) =>
+    Effect.gen(function*() {
+      if (receipt.countsAsPurchase) yield* previews.changing(receipt.handoffSeq)
+      const [row] = yield* sql<{ outcome: unknown }>`SELECT desk_unlock(${spendMicro}, ${
+        asNewReceipt(receipt)
+      }) AS outcome`
+      const outcome = yield* Schema.decodeUnknown(DeskUnlockOutcome)(row?.outcome)
+      // Nothing changed: the hold taken above is released at once instead of when it runs out.
+      if (outcome.outcome !== "recorded" && receipt.countsAsPurchase) yield* previews.unchanged(receipt.handoffSeq)
+      switch (outcome.outcome) {
+        case "recorded":
+        case "unlocked":
+          return {
+            outcome: outcome.outcome,
+            receipt: yield* Schema.decodeUnknown(ReceiptRow)({ ...outcome.receipt, title })
+          } as const
+        default:
+          return outcome
+      }
+    })
 
   const where = (filter: ReceiptFilter) => {
     const clauses = [sql`TRUE`]
@@ -166,6 +190,9 @@ const make = Effect.gen(function*() {
     /** Fails only with a SqlError (a unique violation is the caller's to read); anything else is a defect. */
     record: (receipt: NewReceipt) =>
       record(receipt).pipe(Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })),
+    /** Fails only with a SqlError (a unique violation is the caller's to read); anything else is a defect. */
+    deskUnlock: (receipt: NewReceipt, spendMicro: number, title: string) =>
+      deskUnlock(receipt, spendMicro, title).pipe(Effect.catchTag("ParseError", Effect.die)),
     list: (filter: ReceiptFilter) => Effect.orDie(list(filter)),
     recentSales: (limit: number) => Effect.orDie(recentSales(limit)),
     totals: Effect.orDie(totals(undefined)),

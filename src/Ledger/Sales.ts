@@ -28,12 +28,8 @@ const make = Effect.gen(function*() {
   const rail = yield* RailProfile
   const payoutsEnabled = Option.isSome(yield* PayoutChannel)
 
-  /**
-   * The receipt, its purchase count and its payout row, for either rail, with the terms of Rules. Runs inside
-   * the caller's transaction; a unique violation (one receipt per identity and handoff, one per on-chain
-   * transfer) is the caller's SqlError to read.
-   */
-  const record = Effect.fn("Sales.record")(function*(sale: Sale) {
+  /** The receipt a sale makes, for either rail, with the terms of Rules. */
+  const receiptOf = Effect.fn("Sales.receiptOf")(function*(sale: Sale) {
     const { handoff, payer } = sale
     const kind = kindOf(handoff, payer)
     const mode = Option.isSome(sale.payment) ? "x402" : "desk"
@@ -42,7 +38,7 @@ const make = Effect.gen(function*() {
       ? Option.getOrNull(Option.flatMapNullable(yield* agents.find(handoff.filer_did), (_) => _.payout_address))
       : null
     const terms = termsOf({ kind, mode, priceMicro: handoff.price_micro, payoutAddress, payoutsEnabled })
-    const receipt: NewReceipt = {
+    return {
       receiptId: newReceiptId(),
       handoffSeq: handoff.seq,
       payer,
@@ -63,11 +59,17 @@ const make = Effect.gen(function*() {
       ),
       payoutAddress,
       payout: terms.payout
-    }
-    return yield* receipts.record(receipt)
+    } satisfies NewReceipt
   })
 
-  return { record } as const
+  /**
+   * The receipt, its purchase count and its payout row, for either rail. Runs inside the caller's transaction; a
+   * unique violation (one receipt per identity and handoff, one per on-chain transfer) is the caller's SqlError
+   * to read.
+   */
+  const record = (sale: Sale) => Effect.flatMap(receiptOf(sale), receipts.record)
+
+  return { receiptOf, record } as const
 })
 
 export class Sales extends Context.Tag("Sales")<Sales, Effect.Effect.Success<typeof make>>() {

@@ -11,6 +11,7 @@ import paymentIds from "./0009_payment_ids.ts"
 import siwxNonces from "./0010_siwx_nonces.ts"
 import keptCounters from "./0011_kept_counters.ts"
 import handoffNotices from "./0012_handoff_notices.ts"
+import oneTripUnlock from "./0013_one_trip_unlock.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -25,7 +26,8 @@ export const migrations = {
   "0009_payment_ids": paymentIds,
   "0010_siwx_nonces": siwxNonces,
   "0011_kept_counters": keptCounters,
-  "0012_handoff_notices": handoffNotices
+  "0012_handoff_notices": handoffNotices,
+  "0013_one_trip_unlock": oneTripUnlock
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Option, Schema } from "effect"
+import { Deferred, Effect, Either, FastCheck as fc, Fiber, Option, Schema } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
 import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
@@ -80,6 +80,40 @@ for (const backend of backends) {
           const agent = yield* (yield* Identity).view(buyer)
           expect(agent.spentUsd).toBe(10)
           expect(yield* checkBooks).toEqual([0, 0, 0, 0, 0])
+        }))
+
+      // The payer's lock is held by an x402 claim (as PaidUnlock's claim holds it) while the desk receipt
+      // waits: what the unlock reads after the lock must include the claim, or one unlock is sold twice. On
+      // PGlite (one connection) the unlock cannot start inside the other transaction, so it runs after it.
+      it.effect("a desk receipt that waited on the payer's lock sees the x402 claim committed under it", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const ledger = yield* Ledger
+          const id = yield* fileAt(0.5)
+          const seq = Number(id.slice("DESK-".length))
+          const buyer = DeskId.make(newAgentId())
+          const claimed = yield* Deferred.make<void>()
+          const claim = sql.withTransaction(Effect.gen(function*() {
+            yield* sql`INSERT INTO agents (id) VALUES (${buyer}) ON CONFLICT (id) DO UPDATE SET id = excluded.id`
+            yield* sql`INSERT INTO settlements (payer, handoff_seq, price_micro, spend_micro, x402_version,
+                payer_address, nonce, valid_before, from_block, payment, status)
+              VALUES (${buyer}, ${seq}, 500000, 500000, 1, '0x0000000000000000000000000000000000000001',
+                '0x01', 0, 0, '{}'::jsonb, 'pending')`
+            yield* Deferred.succeed(claimed, undefined)
+            // Held long enough for the unlock below to be waiting on the payer's row (a real timer: it.effect's
+            // clock is the TestClock).
+            const holdMs = backend.name === "postgres" ? 300 : 0
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, holdMs)))
+          }))
+          const claiming = yield* Effect.fork(Effect.orDie(claim))
+          yield* Deferred.await(claimed)
+          const answer = yield* Effect.either(ledger.unlock(buyer, id, buyer, Option.none()))
+          yield* Fiber.join(claiming)
+          expect(Either.isLeft(answer) && answer.left._tag).toBe("SettlementPending")
+          const [row] = yield* sql<{ receipts: string; spent: string }>`SELECT
+            (SELECT count(*) FROM receipts WHERE payer = ${buyer}) AS receipts,
+            (SELECT spent_micro FROM agents WHERE id = ${buyer}) AS spent`.pipe(Effect.orDie)
+          expect([Number(row!.receipts), Number(row!.spent)]).toEqual([0, 0])
         }))
 
       it.effect("random unlocks, retries and cap changes keep the books balanced", () =>
