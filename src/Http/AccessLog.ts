@@ -1,5 +1,5 @@
 import { HttpServerError, type HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { Effect, type Exit, FiberRef, List, LogSpan } from "effect"
+import { Cause, Effect, type Exit, FiberRef, HashMap, List, LogLevel, LogSpan } from "effect"
 
 const DESK_ID = /did:desk:([0-9a-f]{4})[0-9a-f]*([0-9a-f]{4})/gi
 const ESCAPES = /(?:%[0-9a-f]{2})+/gi
@@ -33,18 +33,35 @@ export const redactUrl = (url: string): string => {
 
 /**
  * One line per request, like HttpMiddleware.logger, with the URL redacted; bodies and headers are never logged.
- * `startedAt` (epoch ms) makes the line's `http` span.
+ * `startedAt` (epoch ms) makes the line's `http` span. The entry is the one `Effect.log` would make inside
+ * `annotateLogs` and a log span (same loggers, level check, annotations, spans), handed to the fiber's loggers
+ * directly: going through those combinators cost about 20 us of CPU per request, a tenth of a no-database
+ * request, for the line alone.
  */
 export const logResponse = (
   request: HttpServerRequest.HttpServerRequest,
   startedAt: number,
   exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
-) => {
-  const status = exit._tag === "Success"
-    ? exit.value.status
-    : HttpServerError.causeResponseStripped(exit.cause)[0].status
-  return Effect.log("Sent HTTP response").pipe(
-    Effect.annotateLogs({ "http.method": request.method, "http.url": redactUrl(request.url), "http.status": status }),
-    Effect.locallyWith(FiberRef.currentLogSpan, List.prepend(LogSpan.make("http", startedAt)))
-  )
-}
+) =>
+  Effect.withFiberRuntime<void>((fiber) => {
+    if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return Effect.void
+    const status = exit._tag === "Success"
+      ? exit.value.status
+      : HttpServerError.causeResponseStripped(exit.cause)[0].status
+    const entry = {
+      fiberId: fiber.id(),
+      logLevel: LogLevel.Info,
+      message: "Sent HTTP response",
+      cause: Cause.empty,
+      context: fiber.getFiberRefs(),
+      spans: List.prepend(fiber.getFiberRef(FiberRef.currentLogSpan), LogSpan.make("http", startedAt)),
+      annotations: fiber.getFiberRef(FiberRef.currentLogAnnotations).pipe(
+        HashMap.set<string, unknown>("http.method", request.method),
+        HashMap.set<string, unknown>("http.url", redactUrl(request.url)),
+        HashMap.set<string, unknown>("http.status", status)
+      ),
+      date: new Date()
+    }
+    for (const logger of fiber.getFiberRef(FiberRef.currentLoggers)) logger.log(entry)
+    return Effect.void
+  })
