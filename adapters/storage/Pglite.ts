@@ -6,7 +6,9 @@ import { SqlError } from "@effect/sql/SqlError"
 import type { Results, RowMode } from "@electric-sql/pglite"
 import { Effect, Layer, Stream } from "effect"
 import type { Scope } from "effect"
+import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import type { StartupError } from "../../src/Domain/StartupError.ts"
@@ -149,9 +151,20 @@ const makeConnection = (session: Session): Connection => {
   }
 }
 
+/**
+ * A data directory that holds no database yet is created by a thread of its own, which then ends: creating it
+ * (initdb, inside WebAssembly) grows the thread's linear memory, which never shrinks, so a desk that served on
+ * from that thread stayed at ~750 MB RSS until its first restart, against ~290 MB after it.
+ */
+const created = (dataDir: string) =>
+  existsSync(join(dataDir, "PG_VERSION")) ? Effect.void : Effect.tryPromise({
+    try: () => startSession({ dataDir }).then((session) => session.close()),
+    catch: (cause) => new SqlError({ cause, message: "Failed to create the PGlite database" })
+  })
+
 const open = (dataDir: string | undefined) =>
   Effect.zipRight(
-    dataDir === undefined ? Effect.void : holdDataDir(dataDir),
+    dataDir === undefined ? Effect.void : Effect.zipRight(holdDataDir(dataDir), created(dataDir)),
     Effect.acquireRelease(
       Effect.tryPromise({
         try: () => startSession({ dataDir }),
