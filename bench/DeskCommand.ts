@@ -1,4 +1,4 @@
-import { freshBundle, startArgs } from "../scripts/bundle.mjs"
+import { freshBundle, startCommand } from "../scripts/bundle.mjs"
 
 /**
  * How the bench runs the desk: by default with the arguments `npm start` gives node, after building the bundle
@@ -8,12 +8,16 @@ import { freshBundle, startArgs } from "../scripts/bundle.mjs"
 export const deskCommand = async (
   kind: "start" | "tsx",
   heapMb: number | undefined
-): Promise<{ readonly args: Array<string>; readonly built: number | undefined }> => {
-  const base = kind === "tsx" ? ["--import", "tsx", "src/main.ts"] : startArgs()
+): Promise<
+  { readonly args: Array<string>; readonly env: Record<string, string>; readonly built: number | undefined }
+> => {
+  const start = startCommand()
+  const base = kind === "tsx" ? ["--import", "tsx", "src/main.ts"] : start.args
   const built = kind === "start" ? await freshBundle() : undefined
   const heap = heapMb === undefined ? [] : [`--max-old-space-size=${heapMb}`]
   return {
     args: [...heap, ...base.filter((arg) => heapMb === undefined || !arg.startsWith("--max-old-space-size="))],
+    env: kind === "tsx" ? {} : start.env,
     built: built?.built ? built.seconds : undefined
   }
 }

@@ -140,6 +140,7 @@ const program = Effect.gen(function*() {
           ...command.args
         ],
         env: {
+          ...command.env,
           ...store.env,
           DESK_TRUST_PROXY: "127.0.0.1",
           ...(workers === 1 ? {} : { DESK_WORKERS: String(workers), REDIS_URL: process.env.REDIS_URL! })

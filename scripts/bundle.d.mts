@@ -4,4 +4,4 @@ export declare const bundleDesk: (file?: string) => Promise<{ readonly file: str
 export declare const freshBundle: (
   file?: string
 ) => Promise<{ readonly file: string; readonly built: boolean; readonly seconds: number }>
-export declare const startArgs: () => Array<string>
+export declare const startCommand: () => { readonly env: Record<string, string>; readonly args: Array<string> }

@@ -62,10 +62,19 @@ export const freshBundle = async (
   file = BUNDLE
 ) => (isStale(file) ? { ...(await bundleDesk(file)), built: true } : { file, built: false, seconds: 0 })
 
-/** Node's arguments in package.json's `start` script (`node <flags> scripts/start.mjs`), for the bench and tests. */
-export const startArgs = () => {
+/**
+ * How package.json's `start` script runs node (`[NAME=value ...] node <flags> scripts/start.mjs`): the variables
+ * it sets and node's arguments, for the bench and tests to run the desk exactly so.
+ */
+export const startCommand = () => {
   const start = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start
-  const [program, ...args] = start.trim().split(/\s+/)
+  const words = start.trim().split(/\s+/)
+  const env = {}
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) {
+    const [name, ...value] = words.shift().split("=")
+    env[name] = value.join("=")
+  }
+  const [program, ...args] = words
   if (program !== "node") throw new Error(`"start" is expected to run node, not: ${start}`)
-  return args
+  return { env, args }
 }

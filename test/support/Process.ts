@@ -6,7 +6,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { startArgs } from "../../scripts/bundle.mjs"
+import { startCommand } from "../../scripts/bundle.mjs"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -90,15 +90,20 @@ export const startDesk = (
       HOME: process.env.HOME ?? "",
       HOST: "127.0.0.1",
       PORT: String(port),
+      ...(options.command === "start" ? startCommand().env : {}),
       ...options.env
     }
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, options.command === "start" ? startArgs() : ["--import", "tsx", "src/main.ts"], {
-          cwd: root,
-          env,
-          stdio: ["ignore", "pipe", "pipe"]
-        })
+        spawn(
+          process.execPath,
+          options.command === "start" ? startCommand().args : ["--import", "tsx", "src/main.ts"],
+          {
+            cwd: root,
+            env,
+            stdio: ["ignore", "pipe", "pipe"]
+          }
+        )
       ),
       (child) =>
         child.exitCode === null && child.signalCode === null
