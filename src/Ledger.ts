@@ -102,7 +102,8 @@ const make = Effect.gen(function*() {
           return yield* Effect.fail(capExceeded(outcome.agent, handoff.price_micro, payer))
       }
     }).pipe(
-      // Two requests that both passed the lock-free checks: the loser retries and finds the winner's receipt.
+      // desk_unlock reads under the payer's lock, so (payer, handoff) should not collide; if it ever does, the retry
+      // finds the receipt that won.
       Effect.retry({ while: (error) => error._tag === "SqlError" && isUniqueViolation(error), times: 3 }),
       Effect.catchTag("SqlError", Effect.die)
     )

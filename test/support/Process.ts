@@ -85,26 +85,19 @@ export const startDesk = (
 ): Effect.Effect<DeskProcess, DeskProcessError, Scope.Scope> =>
   Effect.gen(function*() {
     const port = options.port ?? (yield* freePort)
+    const command = options.command === "start"
+      ? startCommand()
+      : { env: {}, args: ["--import", "tsx", "src/main.ts"] }
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       HOST: "127.0.0.1",
       PORT: String(port),
-      ...(options.command === "start" ? startCommand().env : {}),
+      ...command.env,
       ...options.env
     }
     const child = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(
-          process.execPath,
-          options.command === "start" ? startCommand().args : ["--import", "tsx", "src/main.ts"],
-          {
-            cwd: root,
-            env,
-            stdio: ["ignore", "pipe", "pipe"]
-          }
-        )
-      ),
+      Effect.sync(() => spawn(process.execPath, command.args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })),
       (child) =>
         child.exitCode === null && child.signalCode === null
           ? Effect.zipRight(Effect.sync(() => child.kill("SIGKILL")), exitOf(child))
