@@ -30,7 +30,7 @@ export type Reply =
   | { readonly id: number; readonly ok: true; readonly results: ReadonlyArray<Results<unknown>> }
   | { readonly id: number; readonly ok: false; readonly error: Record<string, unknown> }
 
-const SHARED_BUFFERS = "32MB"
+const SHARED_BUFFERS = "16MB"
 
 const localDate = /^(\d{4,})-(\d{2})-(\d{2})$/
 
@@ -62,8 +62,9 @@ const errorFields = (error: unknown): Record<string, unknown> => {
 const open = async ({ dataDir }: OpenOptions) => {
   // NODEFS writes through (writeSync) before COMMIT returns: safe from kill -9, not from power loss
   // (PGlite runs fsync=off; Emscripten's fsync is a no-op). relaxedDurability would ack before syncToFs.
-  // PostgreSQL's default 128 MB of shared buffers is touched at start: with 32 MB the process starts about 120 MB
-  // smaller (the operating system's page cache still holds the files); peak RSS under the bench 525 -> 401 MB.
+  // PostgreSQL's default 128 MB of shared buffers is touched at start: with 32 MB the process started about 120 MB
+  // smaller (the operating system's page cache still holds the files); 16 MB took the WebAssembly memory at the
+  // bench's peak from ~52 to ~33 MB, with no throughput lost there (docs/operating.md has the figures).
   const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${SHARED_BUFFERS}`]
   const options: PGliteOptions = { parsers, relaxedDurability: false, startParams }
   if (dataDir === undefined) return PGlite.create(options)
