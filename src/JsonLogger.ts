@@ -1,38 +1,6 @@
-import { Cause, FiberId, Layer, Logger } from "effect"
+import { Layer, Logger } from "effect"
 
 const MAX_PENDING_CHARS = 64 * 1024
-
-type Plain = string | number | boolean | null
-
-const isPlain = (value: unknown): value is Plain =>
-  value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean"
-
-/**
- * Logger.jsonLogger's line, built with plain JSON.stringify when every value in it is a string, number, boolean or
- * null (the access line and nearly every other), else by Logger.jsonLogger itself. Its cycle-checking replacer and
- * per-value conversions cost about a tenth of a no-database request's CPU, for values that need neither.
- */
-export const jsonLine = Logger.make<unknown, string>((options) => {
-  const { annotations, cause, date, fiberId, logLevel, message, spans } = options
-  const messages = Array.isArray(message) ? message : [message]
-  if (!Cause.isEmpty(cause) || !messages.every(isPlain)) return Logger.jsonLogger.log(options)
-  const annotationsObj: Record<string, Plain> = {}
-  for (const [key, value] of annotations) {
-    if (!isPlain(value)) return Logger.jsonLogger.log(options)
-    annotationsObj[key] = value
-  }
-  const now = date.getTime()
-  const spansObj: Record<string, number> = {}
-  for (const span of spans) spansObj[span.label] = now - span.startTime
-  return JSON.stringify({
-    message: messages.length === 1 ? messages[0] : messages,
-    logLevel: logLevel.label,
-    timestamp: date.toISOString(),
-    annotations: annotationsObj,
-    spans: spansObj,
-    fiberId: FiberId.threadName(fiberId)
-  })
-})
 
 /**
  * Logger.json's lines, written to stdout once per event-loop turn instead of one console.log per line: under
@@ -60,7 +28,7 @@ export const make = (write: (text: string) => void) => {
       setImmediate(flush)
     }
   }
-  return { logger: Logger.map(jsonLine, push), flush }
+  return { logger: Logger.map(Logger.jsonLogger, push), flush }
 }
 
 /** Replaces the default logger for the whole process; stdout writes are synchronous on Linux, so exit loses nothing. */
