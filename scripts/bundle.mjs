@@ -14,7 +14,8 @@ const root = fileURLToPath(new URL("..", import.meta.url))
  */
 export const BUNDLE = join(root, ".build", "desk", "main.mjs")
 
-const SOURCES = ["src", "adapters", "package-lock.json", "package.json", "tsconfig.json"]
+// This file too: a change to how the bundle is built (its options) makes every existing bundle stale.
+const SOURCES = ["src", "adapters", "scripts/bundle.mjs", "package-lock.json", "package.json", "tsconfig.json"]
 
 const newestIn = (path) => {
   const stat = statSync(path, { throwIfNoEntry: false })
