@@ -8,6 +8,7 @@ const STORAGE_SUITES = [
   "test/catalog/SortIndexes.test.ts",
   "test/catalog/Duplicates.test.ts",
   "test/catalog/PreviewCache.test.ts",
+  "test/catalog/PreviewCacheAcrossDesks.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",

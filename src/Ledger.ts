@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HandoffRepo, type SealedRow } from "./Catalog/HandoffRepo.ts"
-import { PreviewCache } from "./Catalog/PreviewCache.ts"
 import { DeskConfig } from "./Config.ts"
 import {
   InvalidRequest,
@@ -21,7 +20,7 @@ import { offerOf } from "./Ledger/Offer.ts"
 import { makePaidUnlock, type Unlocked } from "./Ledger/PaidUnlock.ts"
 import { PayoutRepo } from "./Ledger/PayoutRepo.ts"
 import { ReceiptRepo } from "./Ledger/ReceiptRepo.ts"
-import { capExceeded, countsAsPurchase, mayVote, spendOf } from "./Ledger/Rules.ts"
+import { capExceeded, mayVote, spendOf } from "./Ledger/Rules.ts"
 import { Sales } from "./Ledger/Sales.ts"
 import { SettlementRepo } from "./Ledger/SettlementRepo.ts"
 import { signedReceiptOf } from "./Ledger/SignedReceipts.ts"
@@ -45,7 +44,6 @@ const make = Effect.gen(function*() {
   const signInNonces = yield* SignInNonceRepo
   const { explorerTxUrl } = yield* RailProfile
   const signing = yield* ReceiptSigning
-  const previews = yield* PreviewCache
 
   const notFound = (id: string) =>
     new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
@@ -150,16 +148,10 @@ const make = Effect.gen(function*() {
     Effect.flatMap(
       unlocked(agent, handoffId, payer, payment),
       (result) =>
-        Effect.zipRight(
-          // A purchase changed the preview: every desk is told before the buyer reads it again.
-          result.alreadyUnlocked || !countsAsPurchase(result.receipt.kind)
-            ? Effect.void
-            : previews.announced(result.receipt.handoff_seq),
-          Effect.map(signedReceiptOf(signing, result.receipt, config.publicUrl), (signed) => ({
-            settled: result.settled,
-            response: toUnlockResponse(result, explorerTxUrl, signed)
-          }))
-        )
+        Effect.map(signedReceiptOf(signing, result.receipt, config.publicUrl), (signed) => ({
+          settled: result.settled,
+          response: toUnlockResponse(result, explorerTxUrl, signed)
+        }))
     )
 
   /** Receipt records, newest first, as REST and MCP list them: a payer's own unmasked, anyone else's masked. */
@@ -279,7 +271,6 @@ const make = Effect.gen(function*() {
       )
     }
     yield* sql.withTransaction(receipts.vote(handoff.seq, agent, useful)).pipe(Effect.catchTag("SqlError", Effect.die))
-    yield* previews.announced(handoff.seq)
     const row = yield* handoffs.findBySeq(handoff.seq)
     return {
       ok: true as const,

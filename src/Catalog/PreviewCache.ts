@@ -1,16 +1,27 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Config, Context, Deferred, Duration, Effect, Fiber, Layer, Option, Stream } from "effect"
+import {
+  Config,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  FiberId,
+  FiberSet,
+  Layer,
+  Option,
+  Stream
+} from "effect"
 import { randomUUID } from "node:crypto"
 import type { Preview } from "../Domain/Preview.ts"
 
 /** Where migration 0012 announces each changed handoff's seq; the cache's own pings travel on it too. */
 const CHANNEL = "handoff_changed"
 const PING = "ping:"
-/** How long a change made here keeps its id out of the cache when no announcement comes (rolled back). */
-const HOLD_MS = 10_000
-/** How long a desk that made a change waits to hear it announced before it answers. */
-const ANNOUNCE_WAIT = Duration.seconds(1)
+/** How long a cached read waits for its ping before it reads the database instead (and the cache starts over). */
+const BARRIER_WAIT = Duration.seconds(1)
 
 export interface PreviewCacheService {
   /** The preview of `seq` from the cache, else from `load` (kept when found and nothing changed it meanwhile). */
@@ -18,40 +29,25 @@ export interface PreviewCacheService {
     seq: number,
     load: Effect.Effect<Option.Option<Preview>, E, R>
   ) => Effect.Effect<Option.Option<Preview>, E, R>
-  /**
-   * Called inside a transaction that updates the handoff's row (which always announces at commit): not cached
-   * here until its announcement is heard (10 s at most: a rolled-back change announces nothing).
-   */
-  readonly changing: (seq: number) => Effect.Effect<void>
-  /** Called when the transaction after `changing` changed nothing after all (it announces nothing): the hold ends. */
-  readonly unchanged: (seq: number) => Effect.Effect<void>
-  /**
-   * Called after that transaction committed, before answering: waits (a second at most) until this desk heard the
-   * change announced. PostgreSQL signals every listening desk at the same commit, so once the answer leaves, the
-   * other desks have been told too, and a client's next read through any desk sees the change.
-   */
-  readonly announced: (seq: number) => Effect.Effect<void>
 }
 
-const none: PreviewCacheService = {
-  through: (_, load) => load,
-  changing: () => Effect.void,
-  unchanged: () => Effect.void,
-  announced: () => Effect.void
-}
+const none: PreviewCacheService = { through: (_, load) => load }
 
 interface Load {
   stale: boolean
 }
 
 /**
- * Previews by id, at most DESK_PREVIEW_CACHE of them (0: none), kept exact across desks sharing PostgreSQL: a
- * trigger announces every change on LISTEN/NOTIFY at its commit, a change made here also holds the id out of
- * the cache until that announcement (10 s at most: a rolled-back change announces nothing), and the desk that
- * made a change answers only once it heard it announced (so every other desk was signalled). The cache serves
- * only while its listener is known to hear: a ping through the channel every second must come back within two,
- * else everything is dropped and the listener reconnected (a change missed by a dead connection is stale for at
- * most that long). Without PostgreSQL (the embedded store) there is nothing cached.
+ * Previews by id, at most DESK_PREVIEW_CACHE of them (0: none), kept exact across desks sharing PostgreSQL.
+ * A trigger announces every change of a handoff on LISTEN/NOTIFY at its commit (migration 0012); hearing it drops
+ * the entry and spoils any read of it in flight. A cached entry is served only after a barrier: a ping sent
+ * through the channel after the read began has come back on this desk's listener. PostgreSQL delivers
+ * notifications in commit order, so by then every change committed before the read began, through any desk or
+ * psql, has been heard: a read never returns a preview older than the last change answered before it, however
+ * late this desk hears its database. Reads arriving while a ping is out share the next one.
+ * An entry is kept only from a read that began while the listener was known to hear (a ping came back since it
+ * last (re)started or missed one); a missed ping drops everything. Without PostgreSQL (the embedded store, one
+ * desk) there is nothing cached.
  */
 const make = Effect.gen(function*() {
   const capacity = yield* Config.integer("DESK_PREVIEW_CACHE").pipe(
@@ -62,131 +58,128 @@ const make = Effect.gen(function*() {
   if (capacity === 0 || Option.isNone(pg)) return none
   const client = pg.value
   const sql = yield* SqlClient.SqlClient
+  const run = yield* FiberSet.makeRuntime<never>()
 
   const entries = new Map<number, Preview>()
   const loads = new Map<number, Set<Load>>()
-  // seq -> how many changes made here are not announced yet, and until when (Date.now() ms) they hold it out.
-  const held = new Map<number, { count: number; until: number }>()
-  // seq -> who waits for its next announcement.
-  const waiting = new Map<number, Set<() => void>>()
   const pings = new Map<string, Deferred.Deferred<void>>()
-  let live = false
+  // Counts every moment the listener may have missed an announcement; `heardIn` is the last one it was known to hear.
+  let epoch = 0
+  let heardIn = -1
+  const hearing = () => heardIn === epoch
 
   const forget = (seq: number) => {
     entries.delete(seq)
     for (const load of loads.get(seq) ?? []) load.stale = true
   }
-  const forgetAll = () => {
+  const startOver = () => {
+    epoch++
     entries.clear()
-    held.clear()
     for (const set of loads.values()) for (const load of set) load.stale = true
-  }
-  const release = (seq: number) => {
-    const hold = held.get(seq)
-    if (hold !== undefined && --hold.count <= 0) held.delete(seq)
   }
   const heard = (payload: string) =>
     Effect.sync(() => {
-      if (payload.startsWith(PING)) {
-        const ping = pings.get(payload.slice(PING.length))
-        return ping === undefined ? undefined : Deferred.unsafeDone(ping, Effect.void)
-      }
-      const seq = Number(payload)
-      forget(seq)
-      release(seq)
-      for (const wake of waiting.get(seq) ?? []) wake()
-      waiting.delete(seq)
+      if (!payload.startsWith(PING)) return forget(Number(payload))
+      const ping = pings.get(payload.slice(PING.length))
+      if (ping !== undefined) Deferred.unsafeDone(ping, Exit.void)
     })
 
-  const listen = Effect.forkScoped(Stream.runForEach(client.listen(CHANNEL), heard))
-  let listener = yield* listen
-  const answered = (within: Duration.DurationInput) =>
+  /** True when a ping sent now comes back on the listener within `within`, with nothing missed meanwhile. */
+  const ping = (within: Duration.DurationInput) =>
     Effect.gen(function*() {
+      const sentIn = epoch
       const nonce = randomUUID()
-      const ping = yield* Deferred.make<void>()
-      pings.set(nonce, ping)
+      const back = yield* Deferred.make<void>()
+      pings.set(nonce, back)
       // PgClient.notify sends NOTIFY with a bind parameter, which PostgreSQL refuses; pg_notify takes one.
-      return yield* sql`SELECT pg_notify(${CHANNEL}, ${PING + nonce})`.pipe(
-        Effect.zipRight(Deferred.await(ping)),
+      const answered = yield* sql`SELECT pg_notify(${CHANNEL}, ${PING + nonce})`.pipe(
+        Effect.zipRight(Deferred.await(back)),
         Effect.timeout(within),
         Effect.as(true),
         Effect.orElseSucceed(() => false),
         Effect.ensuring(Effect.sync(() => pings.delete(nonce)))
       )
+      if (sentIn !== epoch) return false
+      if (answered) heardIn = epoch
+      else startOver()
+      return answered
     })
+
+  const listen = Effect.forkScoped(Stream.runForEach(client.listen(CHANNEL), heard))
+  let listener = yield* listen
   // Until the first answer (LISTEN may not be registered yet when the first ping goes out) pings are quick.
   let misses = 0
   const watch = Effect.gen(function*() {
-    if (yield* answered(live ? Duration.seconds(2) : Duration.millis(250))) {
-      live = true
+    if (yield* ping(hearing() ? Duration.seconds(2) : Duration.millis(250))) {
       misses = 0
       return yield* Effect.sleep(Duration.seconds(1))
     }
-    if (live) {
-      live = false
-      forgetAll()
-    }
     if (++misses % 8 === 0) {
+      startOver()
       yield* Fiber.interrupt(listener)
       listener = yield* listen
     }
   })
   yield* Effect.forkScoped(Effect.forever(watch))
 
-  const isHeld = (seq: number) => {
-    const hold = held.get(seq)
-    if (hold === undefined) return false
-    if (hold.until > Date.now()) return true
-    held.delete(seq)
-    return false
+  // The reads waiting for the next ping to go out, and whether one is out.
+  let boarding: Deferred.Deferred<boolean> | undefined
+  let flying = false
+  const depart = (): void => {
+    const group = boarding!
+    boarding = undefined
+    flying = true
+    run(
+      ping(BARRIER_WAIT).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            Deferred.unsafeDone(group, Exit.succeed(Exit.isSuccess(exit) && exit.value))
+            flying = false
+            if (boarding !== undefined) depart()
+          })
+        )
+      )
+    )
   }
+  /** True once a ping sent after this call came back: every change committed before it has been heard. */
+  const barrier = Effect.suspend(() => {
+    const group = boarding ??= Deferred.unsafeMake<boolean>(FiberId.none)
+    if (!flying) depart()
+    return Deferred.await(group)
+  })
+
   const keep = (seq: number, preview: Preview) => {
     if (entries.size >= capacity) entries.delete(entries.keys().next().value!)
     entries.set(seq, preview)
   }
+  const loadAndKeep = <E, R>(seq: number, load: Effect.Effect<Option.Option<Preview>, E, R>) =>
+    Effect.suspend(() => {
+      if (!hearing()) return load
+      const startedIn = epoch
+      const token: Load = { stale: false }
+      const set = loads.get(seq) ?? new Set()
+      loads.set(seq, set.add(token))
+      return load.pipe(
+        Effect.tap((found) =>
+          Effect.sync(() => {
+            if (Option.isSome(found) && !token.stale && startedIn === epoch) keep(seq, found.value)
+          })
+        ),
+        Effect.ensuring(Effect.sync(() => {
+          set.delete(token)
+          if (set.size === 0 && loads.get(seq) === set) loads.delete(seq)
+        }))
+      )
+    })
 
   return {
     through: (seq, load) =>
       Effect.suspend(() => {
-        if (!live || isHeld(seq)) return load
-        const hit = entries.get(seq)
-        if (hit !== undefined) return Effect.succeed(Option.some(hit))
-        const token: Load = { stale: false }
-        const set = loads.get(seq) ?? new Set()
-        loads.set(seq, set.add(token))
-        return load.pipe(
-          Effect.tap((found) =>
-            Effect.sync(() => {
-              if (Option.isSome(found) && !token.stale && live && !isHeld(seq)) keep(seq, found.value)
-            })
-          ),
-          Effect.ensuring(Effect.sync(() => {
-            set.delete(token)
-            if (set.size === 0) loads.delete(seq)
-          }))
-        )
-      }),
-    changing: (seq) =>
-      Effect.sync(() => {
-        forget(seq)
-        const hold = held.get(seq)
-        held.set(seq, { count: (hold?.count ?? 0) + 1, until: Date.now() + HOLD_MS })
-        // Rolled-back changes are never announced; past this many held, start over rather than grow.
-        if (held.size > capacity) forgetAll()
-      }),
-    unchanged: (seq) => Effect.sync(() => release(seq)),
-    announced: (seq) =>
-      Effect.suspend(() => {
-        if (!live || !isHeld(seq)) return Effect.void
-        return Effect.async<void>((resume) => {
-          const set = waiting.get(seq) ?? new Set()
-          const wake = () => resume(Effect.void)
-          waiting.set(seq, set.add(wake))
-          return Effect.sync(() => {
-            set.delete(wake)
-            if (set.size === 0 && waiting.get(seq) === set) waiting.delete(seq)
-          })
-        }).pipe(Effect.timeoutOption(ANNOUNCE_WAIT), Effect.asVoid)
+        if (!hearing() || !entries.has(seq)) return loadAndKeep(seq, load)
+        return Effect.flatMap(barrier, (caughtUp) => {
+          const hit = caughtUp ? entries.get(seq) : undefined
+          return hit === undefined ? loadAndKeep(seq, load) : Effect.succeed(Option.some(hit))
+        })
       })
   } satisfies PreviewCacheService
 })

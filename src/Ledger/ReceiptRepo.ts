@@ -1,6 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
-import { PreviewCache } from "../Catalog/PreviewCache.ts"
 import { DbInt } from "../Domain/DbTypes.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
 
@@ -40,7 +39,6 @@ const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt 
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const previews = yield* PreviewCache
   const select = sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
       r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
       r.payout_address, r.payout_tx_hash, r.created_at
@@ -81,18 +79,15 @@ const make = Effect.gen(function*() {
    * not, the payout row when the share is to move on-chain, and the receipt read back with its title.
    */
   const record = (receipt: NewReceipt) =>
-    Effect.zipRight(
-      receipt.countsAsPurchase ? previews.changing(receipt.handoffSeq) : Effect.void,
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: ReceiptRow,
-        execute: () =>
-          sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
-            r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
-            r.payout_address, r.payout_tx_hash, r.created_at
-          FROM record_receipt(${asNewReceipt(receipt)}) r JOIN handoffs h ON h.seq = r.handoff_seq`
-      })(undefined)
-    )
+    SqlSchema.single({
+      Request: Schema.Void,
+      Result: ReceiptRow,
+      execute: () =>
+        sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
+          r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
+          r.payout_address, r.payout_tx_hash, r.created_at
+        FROM record_receipt(${asNewReceipt(receipt)}) r JOIN handoffs h ON h.seq = r.handoff_seq`
+    })(undefined)
 
   /**
    * A desk-receipt unlock in one round trip (`desk_unlock`, migration 0013): under the payer's row lock, the
@@ -101,13 +96,10 @@ const make = Effect.gen(function*() {
    */
   const deskUnlock = (receipt: NewReceipt, spendMicro: number, title: string) =>
     Effect.gen(function*() {
-      if (receipt.countsAsPurchase) yield* previews.changing(receipt.handoffSeq)
       const [row] = yield* sql<{ outcome: unknown }>`SELECT desk_unlock(${spendMicro}, ${
         asNewReceipt(receipt)
       }) AS outcome`
       const outcome = yield* Schema.decodeUnknown(DeskUnlockOutcome)(row?.outcome)
-      // Nothing changed: the hold taken above is released at once instead of when it runs out.
-      if (outcome.outcome !== "recorded" && receipt.countsAsPurchase) yield* previews.unchanged(receipt.handoffSeq)
       switch (outcome.outcome) {
         case "recorded":
         case "unlocked":
@@ -174,7 +166,6 @@ const make = Effect.gen(function*() {
 
   const vote = (handoffSeq: number, agent: string, useful: boolean) =>
     Effect.gen(function*() {
-      yield* previews.changing(handoffSeq)
       yield* sql`INSERT INTO feedback (handoff_seq, agent_id, useful) VALUES (${handoffSeq}, ${agent}, ${useful})
         ON CONFLICT (handoff_seq, agent_id) DO UPDATE SET useful = excluded.useful, updated_at = now()`
       yield* sql`UPDATE handoffs SET

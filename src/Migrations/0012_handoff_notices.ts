@@ -13,7 +13,7 @@ export default Effect.gen(function*() {
       PERFORM pg_notify('handoff_changed', OLD.seq::text);
       RETURN NULL;
     END $$`)
-  // Every updated row, even one left as it was: a desk that updated a row waits to hear it (PreviewCache.announced).
+  // Every updated row, even one left as it was: dropping a cached preview too often costs a read, too seldom a stale one.
   yield* sql`CREATE TRIGGER handoffs_changed_notice AFTER UPDATE ON handoffs FOR EACH ROW
     EXECUTE FUNCTION notify_handoff_changed()`
   yield* sql`CREATE TRIGGER handoffs_removed_notice AFTER DELETE ON handoffs FOR EACH ROW

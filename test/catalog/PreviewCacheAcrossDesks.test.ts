@@ -1,0 +1,71 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import * as Postgres from "../../adapters/storage/Postgres.ts"
+import { Catalog } from "../../src/Catalog.ts"
+import { FilingRequest } from "../../src/Domain/Filing.ts"
+import { DeskId } from "../../src/Domain/Ids.ts"
+import { Ledger } from "../../src/Ledger.ts"
+import { delayProxy } from "../support/DelayProxy.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
+import { servicesOn } from "../support/Services.ts"
+import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
+
+const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
+
+/** How late desk B hears everything its database sends it, its change announcements included. */
+const LATE_MS = 100
+
+// The cache exists only where desks share a PostgreSQL server (PGlite is one desk's own store, never cached).
+describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === undefined)(
+  "the preview cache across desks",
+  () => {
+    it.live(
+      "a read through desk B right after a change through desk A is fresh, however late B hears the announcement",
+      () =>
+        Effect.gen(function*() {
+          const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
+          const proxy = yield* delayProxy({ host: url.hostname, port: Number(url.port || 5432) }, LATE_MS)
+          const late = new URL(url)
+          late.hostname = "127.0.0.1"
+          late.port = String(proxy.port)
+          const a = yield* Layer.build(servicesOn(Postgres.layer(Redacted.make(url.toString()))))
+          const b = yield* Layer.build(servicesOn(Postgres.layer(Redacted.make(late.toString()))))
+          const onA = <X, E>(effect: Effect.Effect<X, E, Catalog | Ledger | SqlClient.SqlClient>) =>
+            Effect.provide(effect, a)
+          const readB = (id: string) => Effect.provide(Effect.flatMap(Catalog, (_) => _.get(id)), b)
+
+          const filer = DeskId.make(newAgentId())
+          const filed = yield* onA(Effect.flatMap(Catalog, (_) => _.file(filer, decodeFiling(filing(filer)))))
+          const seq = Number(filed.id.replace("DESK-", ""))
+
+          // B serves from its cache once its listener answers: a title changed where no trigger sees it (replica
+          // role) stays hidden from B's reads then.
+          const unannounced = (title: string) =>
+            onA(
+              Effect.flatMap(SqlClient.SqlClient, (sql) =>
+                sql.withTransaction(Effect.zipRight(
+                  sql`SET LOCAL session_replication_role = replica`,
+                  sql`UPDATE handoffs SET title = ${title} WHERE seq = ${seq}`
+                ))).pipe(Effect.orDie)
+            )
+          let cached = false
+          for (let tries = 0; tries < 100 && !cached; tries++) {
+            const seen = (yield* readB(filed.id)).title
+            yield* unannounced(`Changed behind the caches ${tries}`)
+            cached = (yield* readB(filed.id)).title === seen
+            if (!cached) yield* Effect.sleep("100 millis")
+          }
+          expect(cached).toBe(true)
+
+          for (let i = 0; i < 5; i++) {
+            yield* readB(filed.id)
+            const buyer = DeskId.make(newAgentId())
+            yield* onA(Effect.flatMap(Ledger, (_) => _.unlock(buyer, filed.id, buyer, Option.none())))
+            expect((yield* readB(filed.id)).purchases).toBe(i + 1)
+          }
+        }).pipe(Effect.scoped),
+      120_000
+    )
+  }
+)

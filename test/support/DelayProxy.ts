@@ -1,0 +1,39 @@
+import { Effect } from "effect"
+import { connect, createServer, type Socket } from "node:net"
+
+/**
+ * A TCP proxy on 127.0.0.1 that hands every byte the server sends back to its client `delayMs` late (in order),
+ * and passes the client's bytes on at once: a desk connected through it hears its database late, as one on a
+ * slow link or a busy machine does. Closed, with every connection through it, when the scope closes.
+ */
+export const delayProxy = (target: { readonly host: string; readonly port: number }, delayMs: number) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly close: () => Promise<void> }>((resume) => {
+      const sockets = new Set<Socket>()
+      const server = createServer((client) => {
+        const upstream = connect(target.port, target.host)
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on("close", () => {
+            sockets.delete(socket)
+            client.destroy()
+            upstream.destroy()
+          })
+          socket.on("error", () => socket.destroy())
+        }
+        client.pipe(upstream)
+        upstream.on("data", (chunk) => setTimeout(() => client.write(chunk), delayMs))
+        upstream.on("end", () => setTimeout(() => client.end(), delayMs))
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          port: (server.address() as { port: number }).port,
+          close: () =>
+            new Promise<void>((done) => {
+              for (const socket of sockets) socket.destroy()
+              server.close(() => done())
+            })
+        })))
+    }),
+    (proxy) => Effect.promise(proxy.close)
+  )
