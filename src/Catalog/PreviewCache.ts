@@ -107,10 +107,11 @@ const make = Effect.gen(function*() {
 
   const listen = Effect.forkScoped(Stream.runForEach(client.listen(CHANNEL), heard))
   let listener = yield* listen
-  // Until the first answer (LISTEN may not be registered yet when the first ping goes out) pings are quick.
+  // Until an answer (LISTEN may not be registered yet when the first ping goes out) pings start quick and wait
+  // twice as long after each miss, up to the two seconds a hearing listener gets: a far database is still heard.
   let misses = 0
   const watch = Effect.gen(function*() {
-    if (yield* ping(hearing() ? Duration.seconds(2) : Duration.millis(250))) {
+    if (yield* ping(hearing() ? Duration.seconds(2) : Duration.millis(Math.min(2_000, 250 * 2 ** misses)))) {
       misses = 0
       return yield* Effect.sleep(Duration.seconds(1))
     }
