@@ -1,25 +1,17 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Option, Schema } from "effect"
+import { Deferred, Effect, Fiber, Option, Schema } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
+import { PreviewCache } from "../../src/Catalog/PreviewCache.ts"
 import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { Ledger } from "../../src/Ledger.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
 import { backends } from "../support/Storage.ts"
+import { unannounced, untilCached } from "../support/Unannounced.ts"
 
 const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
-
-/** A change that no trigger sees (replica role): only a cache that serves would hide it. */
-const unannounced = (seq: number, title: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
-      Effect.zipRight(
-        sql`SET LOCAL session_replication_role = replica`,
-        sql`UPDATE handoffs SET title = ${title} WHERE seq = ${seq}`
-      )
-    )).pipe(Effect.orDie)
 
 for (const backend of backends) {
   describe.skipIf(!backend.available)("preview cache", () => {
@@ -58,6 +50,39 @@ for (const backend of backends) {
               title = (yield* catalog.get(filed.id)).title
             }
             expect(title).toBe("Changed by another writer")
+          }))
+
+        it.effect("a read in flight when a change is heard is not kept: the next read sees the change", () =>
+          Effect.gen(function*() {
+            const catalog = yield* Catalog
+            const cache = yield* PreviewCache
+            const sql = yield* SqlClient.SqlClient
+            const filer = DeskId.make(newAgentId())
+            const x = yield* catalog.file(filer, decodeFiling(filing(filer)))
+            const y = yield* catalog.file(filer, decodeFiling(filing(filer)))
+            const [seqX, seqY] = [x, y].map((_) => Number(_.id.replace("DESK-", ""))) as [number, number]
+            // Y cached and served from memory (on PostgreSQL): a later read of Y waits for a ping.
+            const cached = backend.name === "pglite" ||
+              (yield* untilCached(catalog.get(y.id), (title) => unannounced(seqY, title)))
+            expect(cached).toBe(true)
+
+            // A read of X that read the row before the change and answers after the cache heard it.
+            const started = yield* Deferred.make<void>()
+            const release = yield* Deferred.make<void>()
+            const inFlight = yield* Effect.fork(cache.through(
+              seqX,
+              Deferred.succeed(started, undefined).pipe(
+                Effect.zipRight(Deferred.await(release)),
+                Effect.as(Option.some(x))
+              )
+            ))
+            yield* Deferred.await(started)
+            yield* sql`UPDATE handoffs SET title = 'X after the change' WHERE seq = ${seqX}`.pipe(Effect.orDie)
+            // Reading cached Y pings through the channel: once it answers, X's announcement has been heard.
+            yield* catalog.get(y.id)
+            yield* Deferred.succeed(release, undefined)
+            expect(Option.getOrThrow(yield* Fiber.join(inFlight)).title).toBe(x.title)
+            expect((yield* catalog.get(x.id)).title).toBe("X after the change")
           }))
       }
     )

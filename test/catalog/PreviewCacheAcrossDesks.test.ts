@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as Postgres from "../../adapters/storage/Postgres.ts"
@@ -10,6 +10,7 @@ import { delayProxy } from "../support/DelayProxy.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
 import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
+import { unannounced, untilCached } from "../support/Unannounced.ts"
 
 const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
 
@@ -42,23 +43,8 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
           const filed = yield* onA(Effect.flatMap(Catalog, (_) => _.file(filer, decodeFiling(filing(filer)))))
           const seq = Number(filed.id.replace("DESK-", ""))
 
-          // B serves from its cache once its listener answers: a title changed where no trigger sees it (replica
-          // role) stays hidden from B's reads then.
-          const unannounced = (title: string) =>
-            onA(
-              Effect.flatMap(SqlClient.SqlClient, (sql) =>
-                sql.withTransaction(Effect.zipRight(
-                  sql`SET LOCAL session_replication_role = replica`,
-                  sql`UPDATE handoffs SET title = ${title} WHERE seq = ${seq}`
-                ))).pipe(Effect.orDie)
-            )
-          let cached = false
-          for (let tries = 0; tries < 100 && !cached; tries++) {
-            const seen = (yield* readB(filed.id)).title
-            yield* unannounced(`Changed behind the caches ${tries}`)
-            cached = (yield* readB(filed.id)).title === seen
-            if (!cached) yield* Effect.sleep("100 millis")
-          }
+          // B serves from its cache once its listener answers: a title changed unannounced stays hidden from it then.
+          const cached = yield* untilCached(readB(filed.id), (title) => onA(unannounced(seq, title)))
           expect(cached).toBe(true)
 
           for (let i = 0; i < 5; i++) {
