@@ -1,5 +1,5 @@
 import type { Cause } from "effect"
-import { Config, Context, Effect, Ref } from "effect"
+import { Config, Context, Effect } from "effect"
 
 export interface RatePolicy {
   readonly limit: number
@@ -62,7 +62,8 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
   static readonly make = (policy: RatePolicy, store: RateStore) =>
     Effect.gen(function*() {
       const windowMicros = policy.windowSeconds * 1_000_000
-      const storeUp = yield* Ref.make(true)
+      // Whether the store answered last time: a plain flag, read on every request without an effect of its own.
+      let storeUp = true
 
       const decide = ({ allFreeMicros, allowed, nextFreeMicros, used }: WindowStep): RateDecision => ({
         allowed,
@@ -73,39 +74,38 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
         retryAfterSeconds: allowed ? 0 : Math.max(1, seconds(nextFreeMicros))
       })
 
+      const open: RateDecision = {
+        allowed: true,
+        limit: policy.limit,
+        remaining: policy.limit,
+        resetSeconds: 0,
+        retryAfterSeconds: 0
+      }
+
       // Fail open: a rate limiter that cannot reach its store must not take the desk down with it.
       // One warning per outage, not per request.
-      const failOpen = (cause: Cause.UnknownException | Cause.TimeoutException) =>
-        Ref.getAndSet(storeUp, false).pipe(
-          Effect.tap((wasUp) =>
-            wasUp
-              ? Effect.logWarning(
-                `Rate limit store unavailable (${cause.message}); requests pass unlimited until it answers`
-              )
-              : Effect.void
+      const failOpen = (cause: Cause.UnknownException | Cause.TimeoutException) => {
+        if (!storeUp) return Effect.succeed(open)
+        storeUp = false
+        return Effect.as(
+          Effect.logWarning(
+            `Rate limit store unavailable (${cause.message}); requests pass unlimited until it answers`
           ),
-          Effect.as<RateDecision>({
-            allowed: true,
-            limit: policy.limit,
-            remaining: policy.limit,
-            resetSeconds: 0,
-            retryAfterSeconds: 0
-          })
+          open
         )
+      }
 
-      const recovered = Ref.getAndSet(storeUp, true).pipe(
-        Effect.flatMap((wasUp) => wasUp ? Effect.void : Effect.logInfo("Rate limit store answers again"))
-      )
+      const answered = (step: WindowStep) => {
+        if (storeUp) return Effect.succeed(decide(step))
+        storeUp = true
+        return Effect.as(Effect.logInfo("Rate limit store answers again"), decide(step))
+      }
 
       return RateLimiter.of({
         policy,
         // Not an Effect.fn: it runs on every request, and its span would go nowhere.
         consume: (key: string) =>
-          store.take(key, policy.limit, windowMicros).pipe(
-            Effect.tap(() => recovered),
-            Effect.map(decide),
-            Effect.catchAll(failOpen)
-          )
+          Effect.matchEffect(store.take(key, policy.limit, windowMicros), { onFailure: failOpen, onSuccess: answered })
       })
     })
 }

@@ -15,26 +15,24 @@ export const concurrencyConfig: Config.Config<number> = Config.all([
 
 export const make = (cap: number) => {
   const inFlight = new Map<string, number>()
-  const release = (key: string) =>
-    Effect.sync(() => {
+  return {
+    cap,
+    /**
+     * Counts one more request in progress for `key`, or returns false (counting nothing) when `key` already has
+     * `cap` of them. Every true must be matched by one `leave(key)`, however the request ends. Plain functions,
+     * not effects: the edge calls them on every request, where each effect step costs.
+     */
+    enter: (key: string): boolean => {
+      const now = inFlight.get(key) ?? 0
+      if (now >= cap) return false
+      inFlight.set(key, now + 1)
+      return true
+    },
+    leave: (key: string): void => {
       const left = inFlight.get(key)! - 1
       if (left === 0) inFlight.delete(key)
       else inFlight.set(key, left)
-    })
-  return {
-    cap,
-    /** Runs `effect` as one of `key`'s requests in progress, or `refused` when `key` already has `cap` of them. */
-    run: <A, E, R>(
-      key: string,
-      effect: Effect.Effect<A, E, R>,
-      refused: Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E, R> =>
-      Effect.suspend(() => {
-        const now = inFlight.get(key) ?? 0
-        if (now >= cap) return refused
-        inFlight.set(key, now + 1)
-        return Effect.ensuring(effect, release(key))
-      })
+    }
   }
 }
 

@@ -134,6 +134,16 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
       expect(after.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
     }))
 
+  it.effect("a request that fails gives its slot back", () =>
+    Effect.gen(function*() {
+      // Two failures would fill the cap of 2 if either kept its slot; the third request is within the budget.
+      expect((yield* send("/api/broken", { forwardedFor: "192.0.2.20" })).status).toBe(500)
+      expect((yield* send("/api/broken", { forwardedFor: "192.0.2.20" })).status).toBe(500)
+      const after = yield* send("/api/things", { forwardedFor: "192.0.2.20" })
+      expect(after.status).toBe(200)
+      expect(after.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
+    }))
+
   it.effect("IPv6 clients share one budget per /64; IPv4 clients have one each", () =>
     Effect.gen(function*() {
       yield* exhaust("2001:db8:1:2::1")
