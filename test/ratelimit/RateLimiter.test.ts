@@ -215,6 +215,33 @@ describe("RateLimiter (store failure)", () => {
       expect(warnings).toHaveLength(1)
     }))
 
+  it.effect("says when the store answers again, and warns again at the next outage", () =>
+    Effect.gen(function*() {
+      let up = false
+      const flaky: RateStore = {
+        take: (key, limit, windowMicros) =>
+          up ? healthy.take(key, limit, windowMicros) : down.take(key, limit, windowMicros)
+      }
+      const healthy = yield* MemoryStore.make
+      const messages: Array<unknown> = []
+      const limiter = yield* RateLimiter.make(policy, flaky)
+      const consume = (times: number) =>
+        Effect.repeatN(limiter.consume("client"), times - 1).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => messages.push(message))))
+        )
+      yield* consume(3)
+      up = true
+      const decision = yield* consume(2)
+      expect(decision).toMatchObject({ allowed: true, remaining: policy.limit - 2 })
+      up = false
+      yield* consume(3)
+      expect(messages.map(String)).toEqual([
+        expect.stringContaining("Rate limit store unavailable"),
+        "Rate limit store answers again",
+        expect.stringContaining("Rate limit store unavailable")
+      ])
+    }))
+
   it.scopedLive("an unreachable Redis answers at once instead of holding requests", () =>
     Effect.gen(function*() {
       const limiter = yield* RedisStore.make({ url: Redacted.make("redis://127.0.0.1:1"), prefix: runPrefix }).pipe(
