@@ -17,3 +17,18 @@ export const statementTimeoutConfig = Config.integer("DESK_STATEMENT_TIMEOUT_MS"
   }),
   Config.withDefault(5_000)
 )
+
+/**
+ * Whether PostgreSQL keeps the desk's hot statements prepared on each connection (PREPARED). Behind a
+ * pooler that hands one client's statements to several server connections (PgBouncer in transaction mode before
+ * 1.21, or without max_prepared_statements), set it to false.
+ */
+export const preparedStatementsConfig = Config.boolean("DESK_PG_PREPARE").pipe(Config.withDefault(true))
+
+/**
+ * Leads the text of a statement that PostgreSQL keeps prepared on each connection (adapters/storage/Postgres.ts):
+ * only fixed-shape statements on hot paths (one row by key), never the catalog search, whose text varies and
+ * whose plan depends on its values. A repository writes it at the start of the statement's template. To PGlite,
+ * and to a server without it, it is a comment.
+ */
+export const PREPARED = "/* prepared */"

@@ -1,8 +1,10 @@
 import { PgClient } from "@effect/sql-pg"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import { Config, Duration, Effect, Layer, Predicate, Redacted } from "effect"
+import pg from "pg"
 import { StartupError } from "../../src/Domain/StartupError.ts"
-import { poolSizeConfig, statementTimeoutConfig } from "../../src/Storage.ts"
+import { poolSizeConfig, preparedStatementsConfig, statementTimeoutConfig } from "../../src/Storage.ts"
+import { preparingClient, statementNames } from "./PreparedStatements.ts"
 
 /** What an operator needs to read a connection failure: never the password. */
 interface Target {
@@ -67,15 +69,55 @@ export const withStatementTimeout = (url: URL, timeoutMs: number): Redacted.Reda
   return Redacted.make(limited.toString())
 }
 
+const CONNECT_TIMEOUT = Duration.seconds(5)
+
 /**
- * PostgreSQL through @effect/sql-pg; the pool reconnects by itself after a server restart. A desk that cannot
- * connect at startup says which case it is: malformed URL, refused port, unknown host, missing database, refused
- * user, no answer.
+ * The connection pool, open once PostgreSQL answered a first statement (as @effect/sql-pg's own layer opens it,
+ * with its failures), closed with the layer. With `prepare`, marked statements run prepared (PreparedStatements).
+ */
+const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(url),
+        connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
+        idleTimeoutMillis: 30_000,
+        max,
+        application_name: "handoff-desk",
+        ...(prepare ? { Client: preparingClient(statementNames()) } : {})
+      })
+      // A pooled connection that breaks while idle is dropped by the pool; its error has no statement to fail.
+      pool.on("error", () => {})
+      return Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.as(pool),
+        Effect.timeoutFail({
+          duration: CONNECT_TIMEOUT,
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        }),
+        // Closed without waiting: a connection attempt still out would hold the startup failure back.
+        Effect.tapError(() => Effect.sync(() => void pool.end().catch(() => undefined)))
+      )
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+/**
+ * PostgreSQL through @effect/sql-pg on the desk's own pool; the pool reconnects by itself after a server restart.
+ * A desk that cannot connect at startup says which case it is: malformed URL, refused port, unknown host, missing
+ * database, refused user, no answer.
  */
 export const layer = (url: Redacted.Redacted) =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
-      const [maxConnections, statementTimeoutMs] = yield* Config.all([poolSizeConfig, statementTimeoutConfig])
+      const [maxConnections, statementTimeoutMs, prepare] = yield* Config.all([
+        poolSizeConfig,
+        statementTimeoutConfig,
+        preparedStatementsConfig
+      ])
       const target = targetOf(url)
       if (target === undefined) {
         return Layer.fail(
@@ -85,12 +127,8 @@ export const layer = (url: Redacted.Redacted) =>
           })
         )
       }
-      return PgClient.layer({
-        url: withStatementTimeout(target.url, statementTimeoutMs),
-        maxConnections,
-        connectTimeout: Duration.seconds(5),
-        idleTimeout: Duration.seconds(30),
-        applicationName: "handoff-desk"
+      return PgClient.layerFromPool({
+        acquire: openPool(withStatementTimeout(target.url, statementTimeoutMs), maxConnections, prepare)
       }).pipe(Layer.catchAll((error) => Layer.fail(explain(target, error))))
     })
   )

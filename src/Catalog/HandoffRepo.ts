@@ -61,14 +61,14 @@ const make = Effect.gen(function*() {
   const findBySeq = SqlSchema.findOne({
     Request: Schema.Number,
     Result: HandoffRow,
-    execute: (seq) => sql`SELECT ${columns} FROM handoffs WHERE seq = ${seq}`
+    execute: (seq) => sql`/* prepared */ SELECT ${columns} FROM handoffs WHERE seq = ${seq}`
   })
 
   const findSealed = SqlSchema.findOne({
     Request: Schema.Number,
     Result: SealedRow,
     execute: (seq) =>
-      sql`SELECT seq, title, teaser, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
+      sql`/* prepared */ SELECT seq, title, teaser, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
   })
 
   /**
@@ -80,7 +80,7 @@ const make = Effect.gen(function*() {
     Request: Schema.Struct({ seq: Schema.Number, reader: Schema.String }),
     Result: SealedWithBody,
     execute: ({ reader, seq }) =>
-      sql`SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash,
+      sql`/* prepared */ SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash,
           CASE WHEN h.filer_did = ${reader}
             OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = ${reader}) THEN h.body END AS body,
           coalesce((SELECT a.require_sign_in FROM agents a WHERE a.id = ${reader}), false) AS reader_requires_sign_in

@@ -92,7 +92,7 @@ const make = Effect.gen(function*() {
       const back = yield* Deferred.make<void>()
       pings.set(nonce, back)
       // PgClient.notify sends NOTIFY with a bind parameter, which PostgreSQL refuses; pg_notify takes one.
-      const answered = yield* sql`SELECT pg_notify(${CHANNEL}, ${PING + nonce})`.pipe(
+      const answered = yield* sql`/* prepared */ SELECT pg_notify(${CHANNEL}, ${PING + nonce})`.pipe(
         Effect.zipRight(Deferred.await(back)),
         Effect.timeout(within),
         Effect.as(true),

@@ -47,7 +47,8 @@ const make = Effect.gen(function*() {
   const findFor = SqlSchema.findOne({
     Request: Schema.Struct({ payer: Schema.String, handoffSeq: Schema.Number }),
     Result: ReceiptRow,
-    execute: ({ handoffSeq, payer }) => sql`${select} WHERE r.payer = ${payer} AND r.handoff_seq = ${handoffSeq}`
+    execute: ({ handoffSeq, payer }) =>
+      sql`/* prepared */ ${select} WHERE r.payer = ${payer} AND r.handoff_seq = ${handoffSeq}`
   })
 
   const findById = SqlSchema.findOne({
@@ -96,7 +97,7 @@ const make = Effect.gen(function*() {
    */
   const deskUnlock = (receipt: NewReceipt, spendMicro: number, title: string) =>
     Effect.gen(function*() {
-      const [row] = yield* sql<{ outcome: unknown }>`SELECT desk_unlock(${spendMicro}, ${
+      const [row] = yield* sql<{ outcome: unknown }>`/* prepared */ SELECT desk_unlock(${spendMicro}, ${
         asNewReceipt(receipt)
       }) AS outcome`
       const outcome = yield* Schema.decodeUnknown(DeskUnlockOutcome)(row?.outcome)
