@@ -26,7 +26,7 @@ export const statementNames = (limit = MAX_PREPARED) => {
 
 /**
  * A node-postgres Client that runs the statements marked with PREPARED (fixed-shape, hot statements: see
- * src/Sql.ts) as named prepared statements, and every other statement as before. PostgreSQL then skips parsing
+ * src/Storage.ts) as named prepared statements, and every other statement as before. PostgreSQL then skips parsing
  * and planning them on each run, about half of its work for a one-row lookup.
  */
 export const preparingClient = (nameOf: (text: string) => string | undefined): typeof pg.Client =>

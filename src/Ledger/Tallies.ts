@@ -11,6 +11,10 @@ const Pending = Schema.Struct({ books: DbInt, tags: DbInt })
  * Folds the deltas of books_tally and tag_tally (migration 0011) into one row per table and tag. Each fold is one
  * statement: the rows it deletes are exactly the rows it sums, so a read, a write or another desk's fold at the
  * same moment sees the counters either before or after it, never half.
+ * A fold leaves its deltas behind as dead rows, which every read of the counters would scan until a vacuum: the
+ * table folded is vacuumed right after (a few pages; skipped while another desk vacuums it). Autovacuum would
+ * come a minute later at best, and never where it is off: a bench database, 100,000 dead rows, showed /api/books
+ * at 40 ms a read instead of well under one.
  */
 export const foldTallies = (above: number) =>
   Effect.gen(function*() {
@@ -23,11 +27,13 @@ export const foldTallies = (above: number) =>
         sum(on_chain_micro), sum(ledger_only_micro), sum(filer_paid_on_chain_micro), sum(on_chain_payouts),
         sum(filer_owed_micro), sum(filer_ledger_micro), sum(buyers), sum(handoffs), sum(filers), sum(purchases)
       FROM gone HAVING count(*) > 0`
+      yield* sql`VACUUM (SKIP_LOCKED) books_tally`
     }
     if (pending !== undefined && pending.tags > above) {
       yield* sql`WITH gone AS (DELETE FROM tag_tally RETURNING *)
       INSERT INTO tag_tally SELECT tag, sum(packets), sum(unlocks), sum(reconstruct_micro)
       FROM gone GROUP BY tag HAVING sum(packets) <> 0 OR sum(unlocks) <> 0 OR sum(reconstruct_micro) <> 0`
+      yield* sql`VACUUM (SKIP_LOCKED) tag_tally`
     }
   }).pipe(Effect.orDie)
 
