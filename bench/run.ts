@@ -9,8 +9,18 @@ import { deskCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { hammer, type Measured } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
-import { freePort, startServer } from "./Processes.ts"
-import { checksOf, mb, referenceOf, scenarioLine, type ScenarioResult, summary, writeResults } from "./Report.ts"
+import { freePort, type Server, startServer } from "./Processes.ts"
+import {
+  checksOf,
+  type EmptyReference,
+  judgedByEmptyHttpApi,
+  mb,
+  referenceOf,
+  scenarioLine,
+  type ScenarioResult,
+  summary,
+  writeResults
+} from "./Report.ts"
 import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 import { TAGS, textQueries } from "./SyntheticCatalog.ts"
@@ -62,6 +72,25 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
 /** CPU time a server spent per request answered while `measured` ran. */
 const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
 
+/** The empty HttpApi endpoint (the ceiling), started and warmed up. */
+const emptyServer = Effect.tap(
+  serverIn({ args: ["--import", "tsx", "bench/EmptyApi.ts"], env: {}, readyPath: "/" }),
+  (server) => Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
+)
+
+/** One measurement of the empty endpoint: its throughput and its CPU per request. */
+const measureEmpty = (server: Server) =>
+  Effect.gen(function*() {
+    const cpuBefore = server.cpuMs()
+    const measured = yield* Effect.promise(() =>
+      hammer(server.url, [{ method: "GET", path: "/" }], connections, seconds)
+    )
+    return {
+      ...measured,
+      cpuMsPerRequest: cpuPerRequest(server.cpuMs() - cpuBefore, measured)
+    } satisfies EmptyReference
+  })
+
 const program = Effect.gen(function*() {
   if (!Number.isInteger(handoffs) || handoffs < 1) return yield* Effect.fail("--handoffs takes a positive integer")
   if (args.desk !== "tsx" && args.desk !== "start") {
@@ -110,15 +139,7 @@ const program = Effect.gen(function*() {
     } req/s (tag)`
   )
 
-  const emptyHttpApi = yield* Effect.scoped(Effect.gen(function*() {
-    const server = yield* serverIn({ args: ["--import", "tsx", "bench/EmptyApi.ts"], env: {}, readyPath: "/" })
-    yield* Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
-    const cpuBefore = server.cpuMs()
-    const measured = yield* Effect.promise(() =>
-      hammer(server.url, [{ method: "GET", path: "/" }], connections, seconds)
-    )
-    return { ...measured, cpuMsPerRequest: cpuPerRequest(server.cpuMs() - cpuBefore, measured) }
-  }))
+  const emptyHttpApi = yield* Effect.scoped(Effect.flatMap(emptyServer, measureEmpty))
   yield* Console.log(
     `reference: empty HttpApi endpoint ${emptyHttpApi.rps.toFixed(0)} req/s, p99 ${
       emptyHttpApi.p99Ms.toFixed(1)
@@ -152,6 +173,8 @@ const program = Effect.gen(function*() {
         fetch(`${desk.url}/api/handoffs/DESK-1`).then((response) => response.arrayBuffer())
       )
       const booksBefore = yield* books(desk.url)
+      // Kept running beside the desk, to be measured again right before each scenario judged against it.
+      const empty = rate === undefined ? yield* emptyServer : undefined
       const results: Array<ScenarioResult> = []
       let peakRss = desk.takePeakRss()
       for (const name of scenarios) {
@@ -163,6 +186,7 @@ const program = Effect.gen(function*() {
           ? Effect.map(books(desk.url), (_) => _.handoffs - handoffs + connections)
           : Effect.succeed(0)
         const filed = yield* filedSoFar
+        const beside = empty !== undefined && judgedByEmptyHttpApi(name) ? yield* measureEmpty(empty) : undefined
         const warming = scenario(name, name === "file" ? seed : seed + 1, handoffs, filed).requests
         yield* Effect.promise(() =>
           rate === undefined
@@ -185,10 +209,11 @@ const program = Effect.gen(function*() {
           ...measured,
           peakRssMb: mb(peak),
           deskCpuMsPerRequest: cpuPerRequest(desk.cpuMs() - cpuBefore, measured),
-          ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {})
+          ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {}),
+          ...(beside === undefined ? {} : { emptyHttpApiBeside: beside })
         }
         results.push(row)
-        yield* Console.log(scenarioLine(row, rate === undefined ? referenceOf(name, partial) : undefined))
+        yield* Console.log(scenarioLine(row, rate === undefined ? referenceOf(name, partial, beside) : undefined))
       }
       const booksAfter = yield* books(desk.url)
       return { booksAfter, booksBefore, document, peakRss, results, startupMs: desk.startupMs }

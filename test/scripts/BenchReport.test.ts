@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest"
+import type { Measured } from "../../bench/Measure.ts"
+import { checksOf, referenceOf, scenarioLine, type ScenarioResult } from "../../bench/Report.ts"
+
+const measured = (rps: number): Measured => ({ requests: rps * 10, seconds: 10, rps, p50Ms: 1, p99Ms: 2, errors: 0 })
+const row = (name: ScenarioResult["name"], rps: number, cpu: number, beside?: number): ScenarioResult => ({
+  name,
+  title: name,
+  ...measured(rps),
+  peakRssMb: 100,
+  deskCpuMsPerRequest: cpu,
+  ...(beside === undefined ? {} : { emptyHttpApiBeside: { ...measured(beside), cpuMsPerRequest: 0.1 } })
+})
+const references = {
+  directSqlDiscoverText: measured(500),
+  directSqlDiscoverTag: measured(400),
+  bareNodeHttp: measured(50_000),
+  // Taken once at the start, on a moment when the host was slow.
+  emptyHttpApi: { ...measured(4_000), cpuMsPerRequest: 0.25 }
+}
+
+describe("the bench's ratios", () => {
+  it("judge a scenario by the empty endpoint measured beside it when it was, else by the run's", () => {
+    const results = [row("status", 4_000, 0.2, 8_000), row("llms", 4_000, 0.2), row("discover-text", 250, 3, 8_000)]
+    const checks = checksOf(results, references, { peakRssMb: 100, startupMs: 1, workers: 1 }, {
+      balanced: true,
+      receiptsAdded: 0
+    }, undefined)
+    expect(checks.statusVsEmptyHttpApi).toBe(0.5)
+    expect(checks.statusCpuVsEmptyHttpApi).toBeCloseTo(2)
+    expect(checks.llmsVsEmptyHttpApi).toBe(1)
+    expect(checks.llmsCpuVsEmptyHttpApi).toBeCloseTo(0.8)
+    // Discover is judged by its own SQL, whatever was measured beside it.
+    expect(checks.discoverTextVsDirectSql).toBe(0.5)
+    expect(scenarioLine(results[0]!, referenceOf("status", references, results[0]!.emptyHttpApiBeside)))
+      .toContain("50 % of empty HttpApi beside it (CPU 2.00x)")
+  })
+})
