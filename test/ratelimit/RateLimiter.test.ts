@@ -4,6 +4,7 @@ import { Redis } from "ioredis"
 import * as MemoryStore from "../../adapters/ratelimit/Memory.ts"
 import * as RedisStore from "../../adapters/ratelimit/Redis.ts"
 import { policyConfig, RateLimiter, type RatePolicy, type RateStore } from "../../src/RateLimiter.ts"
+import { delayProxy } from "../support/DelayProxy.ts"
 import { REDIS_URL, redisUp } from "../support/Redis.ts"
 
 const policy: RatePolicy = { limit: 5, windowSeconds: 2 }
@@ -241,6 +242,25 @@ describe("RateLimiter (store failure)", () => {
         expect.stringContaining("Rate limit store unavailable")
       ])
     }))
+
+  it.scopedLive.skipIf(!redisUp)(
+    "a Redis that stops answering holds a decision half a second, then fails open",
+    () =>
+      Effect.gen(function*() {
+        const proxy = yield* delayProxy({ host: "127.0.0.1", port: 6379 }, 0)
+        const limiter = yield* RedisStore.make({
+          url: Redacted.make(`redis://127.0.0.1:${proxy.port}`),
+          prefix: `${runPrefix}stalled:`
+        }).pipe(Effect.flatMap((store) => RateLimiter.make(policy, store)))
+        expect((yield* limiter.consume("client")).allowed).toBe(true)
+        proxy.setDelay(10_000)
+        const [elapsed, decision] = yield* Effect.timed(limiter.consume("client"))
+        expect(decision.allowed).toBe(true)
+        expect(Duration.toMillis(elapsed)).toBeGreaterThanOrEqual(450)
+        expect(Duration.toMillis(elapsed)).toBeLessThan(2_000)
+      }),
+    20_000
+  )
 
   it.scopedLive("an unreachable Redis answers at once instead of holding requests", () =>
     Effect.gen(function*() {

@@ -4,11 +4,18 @@ import { connect, createServer, type Socket } from "node:net"
 /**
  * A TCP proxy on 127.0.0.1 that hands every byte the server sends back to its client `delayMs` late (in order),
  * and passes the client's bytes on at once: a desk connected through it hears its database late, as one on a
- * slow link or a busy machine does. Closed, with every connection through it, when the scope closes.
+ * slow link or a busy machine does. `setDelay` changes the delay for the bytes that arrive after it (a server
+ * that stops answering: a delay longer than the test). Closed, with every connection through it, when the scope
+ * closes.
  */
-export const delayProxy = (target: { readonly host: string; readonly port: number }, delayMs: number) =>
+export const delayProxy = (target: { readonly host: string; readonly port: number }, initialDelayMs: number) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly port: number; readonly close: () => Promise<void> }>((resume) => {
+    Effect.async<{
+      readonly port: number
+      readonly setDelay: (delayMs: number) => void
+      readonly close: () => Promise<void>
+    }>((resume) => {
+      let delayMs = initialDelayMs
       const sockets = new Set<Socket>()
       const server = createServer((client) => {
         const upstream = connect(target.port, target.host)
@@ -22,12 +29,18 @@ export const delayProxy = (target: { readonly host: string; readonly port: numbe
           socket.on("error", () => socket.destroy())
         }
         client.pipe(upstream)
-        upstream.on("data", (chunk) => setTimeout(() => client.write(chunk), delayMs))
+        upstream.on("data", (chunk) => {
+          const wait = delayMs
+          setTimeout(() => client.write(chunk), wait)
+        })
         upstream.on("end", () => setTimeout(() => client.end(), delayMs))
       })
       server.listen(0, "127.0.0.1", () =>
         resume(Effect.succeed({
           port: (server.address() as { port: number }).port,
+          setDelay: (next) => {
+            delayMs = next
+          },
           close: () =>
             new Promise<void>((done) => {
               for (const socket of sockets) socket.destroy()
