@@ -4,9 +4,9 @@ import { connect, createServer, type Socket } from "node:net"
 /**
  * A TCP proxy on 127.0.0.1 that hands every byte the server sends back to its client `delayMs` late (in order),
  * and passes the client's bytes on at once: a desk connected through it hears its database late, as one on a
- * slow link or a busy machine does. `setDelay` changes the delay for the bytes that arrive after it (a server
- * that stops answering: a delay longer than the test). Closed, with every connection through it, when the scope
- * closes.
+ * slow link or a busy machine does. `setDelay` changes the delay for the bytes that arrive after it; raised to
+ * longer than the test, the server seems to stop answering (lowered, later bytes could pass earlier ones). Closed,
+ * with every connection through it, when the scope closes.
  */
 export const delayProxy = (target: { readonly host: string; readonly port: number }, initialDelayMs: number) =>
   Effect.acquireRelease(
@@ -29,10 +29,7 @@ export const delayProxy = (target: { readonly host: string; readonly port: numbe
           socket.on("error", () => socket.destroy())
         }
         client.pipe(upstream)
-        upstream.on("data", (chunk) => {
-          const wait = delayMs
-          setTimeout(() => client.write(chunk), wait)
-        })
+        upstream.on("data", (chunk) => setTimeout(() => client.write(chunk), delayMs))
         upstream.on("end", () => setTimeout(() => client.end(), delayMs))
       })
       server.listen(0, "127.0.0.1", () =>
