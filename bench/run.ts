@@ -147,7 +147,9 @@ const program = Effect.gen(function*() {
       `CPU ${emptyHttpApi.cpuMsPerRequest.toFixed(3)} ms/req`
   )
 
-  const command = yield* Effect.promise(() => deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb))
+  const command = yield* Effect.promise(() =>
+    deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb, { ...process.env, ...store.env })
+  )
   if (command.built !== undefined) {
     yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
   }

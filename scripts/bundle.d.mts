@@ -4,4 +4,7 @@ export declare const bundleDesk: (file?: string) => Promise<{ readonly file: str
 export declare const freshBundle: (
   file?: string
 ) => Promise<{ readonly file: string; readonly built: boolean; readonly seconds: number }>
-export declare const startCommand: () => { readonly env: Record<string, string>; readonly args: Array<string> }
+export declare const startCommand: (
+  env?: Readonly<Record<string, string | undefined>>,
+  start?: string
+) => { readonly env: Record<string, string>; readonly args: Array<string> }

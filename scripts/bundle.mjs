@@ -69,19 +69,32 @@ export const freshBundle = async (
   file = BUNDLE
 ) => (isStale(file) ? { ...(await bundleDesk(file)), built: true } : { file, built: false, seconds: 0 })
 
+/** `${NAME:+word}` in the start script: the word when NAME is set and not empty, as sh expands it. */
+const WHEN_SET = /^\$\{([A-Z_][A-Z0-9_]*):\+([^$}]*)\}$/
+
 /**
  * How package.json's `start` script runs node (`[NAME=value ...] node <flags> scripts/start.mjs`): the variables
- * it sets and node's arguments, for the bench and tests to run the desk exactly so.
+ * it sets and node's arguments, for the bench and tests to run the desk exactly so. `env` is the environment the
+ * desk will run in: a flag written `${NAME:+--flag}` is among the arguments when NAME is set in it. `start`: the
+ * script, package.json's by default.
  */
-export const startCommand = () => {
-  const start = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start
+export const startCommand = (
+  env = process.env,
+  start = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start
+) => {
   const words = start.trim().split(/\s+/)
-  const env = {}
+  const sets = {}
   while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) {
     const [name, ...value] = words.shift().split("=")
-    env[name] = value.join("=")
+    sets[name] = value.join("=")
   }
-  const [program, ...args] = words
+  const [program, ...rest] = words
   if (program !== "node") throw new Error(`"start" is expected to run node, not: ${start}`)
-  return { env, args }
+  const args = rest.flatMap((word) => {
+    if (!word.includes("$")) return [word]
+    const conditional = WHEN_SET.exec(word)
+    if (conditional === null) throw new Error(`"start": only \${NAME:+word} is understood here, not ${word}`)
+    return env[conditional[1]] ? [conditional[2]] : []
+  })
+  return { env: sets, args }
 }

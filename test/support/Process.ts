@@ -86,7 +86,7 @@ export const startDesk = (
   Effect.gen(function*() {
     const port = options.port ?? (yield* freePort)
     const command = options.command === "start"
-      ? startCommand()
+      ? startCommand(options.env ?? {})
       : { env: {}, args: ["--import", "tsx", "src/main.ts"] }
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
