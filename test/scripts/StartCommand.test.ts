@@ -21,27 +21,16 @@ describe("the start command, as the bench and the tests run the desk", () => {
     expect(["node", ...startCommand(env).args]).toEqual(asShRunsIt(env))
   })
 
-  it("gives a PostgreSQL desk a larger young generation and room for it, and the embedded desk neither", () => {
-    // The embedded desk's memory is bounded (docs/operating.md). V8 keeps the old generation able to take in a
-    // whole young generation, so 2 x 64 MB of young generation under a 192 MB cap left 64 MB for everything else
-    // and V8 marked the old generation without pause: the later cap must be the one node keeps.
+  it("gives a PostgreSQL desk a larger young generation under the same heap cap, and the embedded desk neither", () => {
+    // Sized by two measurements (docs/operating.md): 2 x 64 MB took the desk past 250 MB under the slow readers of
+    // test/process/SlowReaders.test.ts, and under the 192 MB cap left the old generation so little room that V8
+    // marked it without pause (V8 keeps room in the old generation for a whole young generation).
     const postgres = startCommand({ DATABASE_URL: "postgres://x/y" }).args
-    expect(postgres).toContain("--max-semi-space-size=64")
-    const caps = postgres.filter((arg) => arg.startsWith("--max-old-space-size="))
-    expect(caps.at(-1)).toBe("--max-old-space-size=512")
+    expect(postgres).toContain("--max-semi-space-size=32")
+    expect(postgres.filter((arg) => arg.startsWith("--max-old-space-size="))).toEqual(["--max-old-space-size=192"])
     const embedded = startCommand({}).args
     expect(embedded.some((arg) => arg.startsWith("--max-semi-space-size"))).toBe(false)
     expect(embedded.filter((arg) => arg.startsWith("--max-old-space-size="))).toEqual(["--max-old-space-size=192"])
-  })
-
-  it("leaves the heap limit node runs with to the last cap given", () => {
-    const limitMb = (args: ReadonlyArray<string>) =>
-      Number(execFileSync(process.execPath, [...args, "-p", "require('v8').getHeapStatistics().heap_size_limit"], {
-        encoding: "utf8"
-      })) / 2 ** 20
-    const flags = (env: Record<string, string>) => startCommand(env).args.filter((arg) => arg.startsWith("--max-"))
-    expect(limitMb(flags({ DATABASE_URL: "postgres://x/y" }))).toBeGreaterThanOrEqual(512)
-    expect(limitMb(flags({}))).toBeLessThan(300)
   })
 
   it("refuses a start script it would read otherwise than sh", () => {
