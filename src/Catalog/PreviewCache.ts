@@ -12,6 +12,7 @@ import {
   FiberSet,
   Layer,
   Option,
+  Schema,
   Stream
 } from "effect"
 import { randomUUID } from "node:crypto"
@@ -33,18 +34,28 @@ export interface PreviewCacheService {
 
 const none: PreviewCacheService = { through: (_, load) => load }
 
+/** Purchase counts by seq, as a ping's statement read them. */
+type Counts = Readonly<Record<string, number>>
+const CountsJson = Schema.Record({ key: Schema.String, value: Schema.Number })
+const decodePing = Schema.decodeUnknown(
+  Schema.Struct({ purchases: Schema.Union(CountsJson, Schema.parseJson(CountsJson)) })
+)
+
 interface Load {
   stale: boolean
 }
 
 /**
  * Previews by id, at most DESK_PREVIEW_CACHE of them (0: none), kept exact across desks sharing PostgreSQL.
- * A trigger announces every change of a handoff on LISTEN/NOTIFY at its commit (migration 0012); hearing it drops
- * the entry and spoils any read of it in flight. A cached entry is served only after a barrier: a ping sent
- * through the channel after the read began has come back on this desk's listener. PostgreSQL delivers
- * notifications in commit order, so by then every change committed before the read began, through any desk or
- * psql, has been heard: a read never returns a preview older than the last change answered before it, however
- * late this desk hears its database. Reads arriving while a ping is out share the next one.
+ * A trigger announces every change of a handoff but a sale on LISTEN/NOTIFY at its commit (migrations 0012,
+ * 0014); hearing it drops the entry and spoils any read of it in flight. A cached entry is served only after a
+ * barrier: a ping sent through the channel after the read began has come back on this desk's listener.
+ * PostgreSQL delivers notifications in commit order, so by then every change committed before the read began,
+ * through any desk or psql, has been heard: a read never returns a preview older than the last change answered
+ * before it, however late this desk hears its database. A sale only moves `purchases`, which the ping's own
+ * statement reads for the previews waiting on it: that statement begins after the reads, so their counts are as
+ * fresh as a read of the row, and sales notify nobody (a notifying commit waits for every other one). Reads
+ * arriving while a ping is out share the next one.
  * An entry is kept only from a read that began while the listener was known to hear (a ping came back since it
  * last (re)started or missed one); a missed ping drops everything. Without PostgreSQL (the embedded store, one
  * desk) there is nothing cached.
@@ -84,25 +95,32 @@ const make = Effect.gen(function*() {
       if (ping !== undefined) Deferred.unsafeDone(ping, Exit.void)
     })
 
-  /** True when a ping sent now comes back on the listener within `within`, with nothing missed meanwhile. */
-  const ping = (within: Duration.DurationInput) =>
+  /**
+   * The purchase counts of `seqs` as of now, once a ping sent with them comes back on the listener within
+   * `within` with nothing missed meanwhile; none otherwise. One statement sends the ping and reads the counts.
+   */
+  const ping = (within: Duration.DurationInput, seqs: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const sentIn = epoch
       const nonce = randomUUID()
       const back = yield* Deferred.make<void>()
       pings.set(nonce, back)
       // PgClient.notify sends NOTIFY with a bind parameter, which PostgreSQL refuses; pg_notify takes one.
-      const answered = yield* sql`/* prepared */ SELECT pg_notify(${CHANNEL}, ${PING + nonce})`.pipe(
-        Effect.zipRight(Deferred.await(back)),
+      const counts = yield* sql`/* prepared */ SELECT pg_notify(${CHANNEL}, ${PING + nonce}) AS ping,
+          (SELECT coalesce(jsonb_object_agg(seq, purchases), '{}'::jsonb) FROM handoffs
+            WHERE seq = ANY(${seqs}::bigint[])) AS purchases`.pipe(
+        Effect.flatMap((rows) => decodePing(rows[0])),
+        Effect.map((row): Counts => row.purchases),
+        Effect.zipLeft(Deferred.await(back)),
         Effect.timeout(within),
-        Effect.as(true),
-        Effect.orElseSucceed(() => false),
+        Effect.map(Option.some),
+        Effect.orElseSucceed(() => Option.none<Counts>()),
         Effect.ensuring(Effect.sync(() => pings.delete(nonce)))
       )
-      if (sentIn !== epoch) return false
-      if (answered) heardIn = epoch
+      if (sentIn !== epoch) return Option.none<Counts>()
+      if (Option.isSome(counts)) heardIn = epoch
       else startOver()
-      return answered
+      return counts
     })
 
   const listen = Effect.forkScoped(Stream.runForEach(client.listen(CHANNEL), heard))
@@ -111,7 +129,8 @@ const make = Effect.gen(function*() {
   // twice as long after each miss, up to the two seconds a hearing listener gets: a far database is still heard.
   let misses = 0
   const watch = Effect.gen(function*() {
-    if (yield* ping(hearing() ? Duration.seconds(2) : Duration.millis(Math.min(2_000, 250 * 2 ** misses)))) {
+    const within = hearing() ? Duration.seconds(2) : Duration.millis(Math.min(2_000, 250 * 2 ** misses))
+    if (Option.isSome(yield* ping(within, []))) {
       misses = 0
       return yield* Effect.sleep(Duration.seconds(1))
     }
@@ -123,18 +142,18 @@ const make = Effect.gen(function*() {
   })
   yield* Effect.forkScoped(Effect.forever(watch))
 
-  // The reads waiting for the next ping to go out, and whether one is out.
-  let boarding: Deferred.Deferred<boolean> | undefined
+  // The reads waiting for the next ping to go out (with the handoffs they read), and whether one is out.
+  let boarding: { readonly done: Deferred.Deferred<Option.Option<Counts>>; readonly seqs: Set<number> } | undefined
   let flying = false
   const depart = (): void => {
     const group = boarding!
     boarding = undefined
     flying = true
     run(
-      ping(BARRIER_WAIT).pipe(
+      ping(BARRIER_WAIT, [...group.seqs]).pipe(
         Effect.onExit((exit) =>
           Effect.sync(() => {
-            Deferred.unsafeDone(group, Exit.succeed(Exit.isSuccess(exit) && exit.value))
+            Deferred.unsafeDone(group.done, Exit.succeed(Exit.isSuccess(exit) ? exit.value : Option.none<Counts>()))
             flying = false
             if (boarding !== undefined) depart()
           })
@@ -142,12 +161,17 @@ const make = Effect.gen(function*() {
       )
     )
   }
-  /** True once a ping sent after this call came back: every change committed before it has been heard. */
-  const barrier = Effect.suspend(() => {
-    const group = boarding ??= Deferred.unsafeMake<boolean>(FiberId.none)
-    if (!flying) depart()
-    return Deferred.await(group)
-  })
+  /**
+   * Once a ping sent after this call came back (every change committed before it has been heard), the purchase
+   * count of `seq` read by the ping's statement, which began after this call: as fresh as a read of the row.
+   */
+  const barrier = (seq: number) =>
+    Effect.suspend(() => {
+      const group = boarding ??= { done: Deferred.unsafeMake(FiberId.none), seqs: new Set() }
+      group.seqs.add(seq)
+      if (!flying) depart()
+      return Deferred.await(group.done)
+    })
 
   const keep = (seq: number, preview: Preview) => {
     if (entries.size >= capacity) entries.delete(entries.keys().next().value!)
@@ -177,9 +201,12 @@ const make = Effect.gen(function*() {
     through: (seq, load) =>
       Effect.suspend(() => {
         if (!hearing() || !entries.has(seq)) return loadAndKeep(seq, load)
-        return Effect.flatMap(barrier, (caughtUp) => {
-          const hit = caughtUp ? entries.get(seq) : undefined
-          return hit === undefined ? loadAndKeep(seq, load) : Effect.succeed(Option.some(hit))
+        return Effect.flatMap(barrier(seq), (counts) => {
+          const hit = Option.isSome(counts) ? entries.get(seq) : undefined
+          const purchases = Option.isSome(counts) ? counts.value[seq] : undefined
+          return hit === undefined || purchases === undefined
+            ? loadAndKeep(seq, load)
+            : Effect.succeed(Option.some({ ...hit, purchases }))
         })
       })
   } satisfies PreviewCacheService

@@ -12,6 +12,7 @@ import siwxNonces from "./0010_siwx_nonces.ts"
 import keptCounters from "./0011_kept_counters.ts"
 import handoffNotices from "./0012_handoff_notices.ts"
 import oneTripUnlock from "./0013_one_trip_unlock.ts"
+import salesUnannounced from "./0014_sales_unannounced.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -27,7 +28,8 @@ export const migrations = {
   "0010_siwx_nonces": siwxNonces,
   "0011_kept_counters": keptCounters,
   "0012_handoff_notices": handoffNotices,
-  "0013_one_trip_unlock": oneTripUnlock
+  "0013_one_trip_unlock": oneTripUnlock,
+  "0014_sales_unannounced": salesUnannounced
 }
 
 export const loader = Migrator.fromRecord(migrations)
