@@ -5,6 +5,7 @@ import { Effect } from "effect"
  * Every change of a handoff is announced on the `handoff_changed` channel with its seq, from the changing
  * transaction itself (PostgreSQL delivers it at commit, never for a rollback): desks sharing the database drop
  * their cached preview of it (src/Catalog/PreviewCache.ts). New rows need none: misses are never cached.
+ * Since migration 0014 a sale (an update of `purchases` alone) is not announced: the cache reads counts itself.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
