@@ -34,11 +34,10 @@ export interface PreviewCacheService {
 
 const none: PreviewCacheService = { through: (_, load) => load }
 
-/** Purchase counts by seq, as a ping's statement read them. */
+/** Purchase counts by seq, as a ping's statement read them (node-postgres hands jsonb over parsed). */
 type Counts = Readonly<Record<string, number>>
-const CountsJson = Schema.Record({ key: Schema.String, value: Schema.Number })
 const decodePing = Schema.decodeUnknown(
-  Schema.Struct({ purchases: Schema.Union(CountsJson, Schema.parseJson(CountsJson)) })
+  Schema.Struct({ purchases: Schema.Record({ key: Schema.String, value: Schema.Number }) })
 )
 
 interface Load {
