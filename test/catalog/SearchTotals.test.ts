@@ -57,7 +57,8 @@ for (const backend of backends) {
           const page = yield* run({ tag: "bulk", sort: "savings", limit: 3 }, {
             exactUpTo: 10,
             estimateTrustedAbove: 1_000,
-            rankedUpTo: 100
+            rankedUpTo: 100,
+            walkedUpTo: 1_000
           })
           expect(page).toMatchObject({ total: BULK, totalIsEstimate: false })
           expect(savings(page.rows)).toEqual([7, 6, 5])
@@ -65,7 +66,7 @@ for (const backend of backends) {
 
       it.effect("past the exact limit the total is marked an estimate and never hides a following page", () =>
         Effect.gen(function*() {
-          const limits = { exactUpTo: 2, estimateTrustedAbove: 1_000, rankedUpTo: 100 }
+          const limits = { exactUpTo: 2, estimateTrustedAbove: 1_000, rankedUpTo: 100, walkedUpTo: 1_000 }
           const seen: Array<number> = []
           for (let page = 1; page <= 3; page++) {
             const result = yield* run({ tag: "bulk", sort: "savings", limit: 3, page }, limits)
@@ -81,7 +82,8 @@ for (const backend of backends) {
           const result = yield* run({ tag: "bulk", sort: "savings", limit: 2 }, {
             exactUpTo: 10,
             estimateTrustedAbove: 0,
-            rankedUpTo: 100
+            rankedUpTo: 100,
+            walkedUpTo: 1_000
           })
           expect(result.totalIsEstimate).toBe(true)
           expect(result.total).toBeGreaterThanOrEqual(3)
@@ -93,11 +95,39 @@ for (const backend of backends) {
           const result = yield* run({ q: "alpha listing", limit: 3 }, {
             exactUpTo: 100,
             estimateTrustedAbove: 1_000,
-            rankedUpTo: 4
+            rankedUpTo: 4,
+            walkedUpTo: 1_000
           })
           expect(result.totalIsEstimate).toBe(true)
           expect(result.total).toBeGreaterThanOrEqual(5)
           expect(savings(result.rows)).toEqual([7, 6, 5])
+        }))
+
+      it.effect("a text query too broad to rank pages through every match once, newest first, whatever the walk finds", () =>
+        Effect.gen(function*() {
+          // The newest handoff (row 9) does not match: a walk of 1 finds nothing, of 3 the first page only, of 5
+          // the first page and part of the second; each page must still come whole, with nothing twice or missed.
+          for (const walkedUpTo of [0, 1, 3, 5, 8, 100]) {
+            const limits = { exactUpTo: 100, estimateTrustedAbove: 1_000, rankedUpTo: 4, walkedUpTo }
+            const seen: Array<number> = []
+            for (let page = 1; page <= 4; page++) {
+              const result = yield* run({ q: "alpha listing", limit: 3, page }, limits)
+              expect(result.totalIsEstimate).toBe(true)
+              expect(result.total).toBeGreaterThanOrEqual(page < 3 ? page * 3 + 1 : 5)
+              seen.push(...savings(result.rows))
+            }
+            expect({ walkedUpTo, seen }).toEqual({ walkedUpTo, seen: [7, 6, 5, 4, 3, 2, 1] })
+          }
+        }))
+
+      it.effect("a text query too broad to rank is listed in the order sort=recent lists it", () =>
+        Effect.gen(function*() {
+          const limits = { exactUpTo: 100, estimateTrustedAbove: 1_000, rankedUpTo: 4, walkedUpTo: 1_000 }
+          for (const page of [1, 2, 3]) {
+            const broad = yield* run({ q: "listing", limit: 4, page }, limits)
+            const newest = yield* run({ q: "listing", sort: "recent", limit: 4, page }, limits)
+            expect(broad.rows.map((_) => _.seq)).toEqual(newest.rows.map((_) => _.seq))
+          }
         }))
 
       it.effect("ranked by relevance the total is exact while every match is ranked", () =>
@@ -105,7 +135,8 @@ for (const backend of backends) {
           const result = yield* run({ q: "alpha listing", limit: 2 }, {
             exactUpTo: 1,
             estimateTrustedAbove: 1_000,
-            rankedUpTo: 100
+            rankedUpTo: 100,
+            walkedUpTo: 1_000
           })
           expect(result).toMatchObject({ total: BULK, totalIsEstimate: false })
           expect(result.rows).toHaveLength(2)
@@ -116,12 +147,14 @@ for (const backend of backends) {
           const broad = yield* run({ q: "alpha listing", limit: 3 }, {
             exactUpTo: 100,
             estimateTrustedAbove: 0,
-            rankedUpTo: 100
+            rankedUpTo: 100,
+            walkedUpTo: 1_000
           })
           const newest = yield* run({ q: "alpha listing", sort: "recent", limit: 3 }, {
             exactUpTo: 100,
             estimateTrustedAbove: 0,
-            rankedUpTo: 100
+            rankedUpTo: 100,
+            walkedUpTo: 1_000
           })
           expect(broad.totalIsEstimate).toBe(true)
           expect(broad.rows.map((_) => _.seq)).toEqual(newest.rows.map((_) => _.seq))
@@ -129,7 +162,7 @@ for (const backend of backends) {
 
       it.effect("a page past the end still reports the total", () =>
         Effect.gen(function*() {
-          const limits = { exactUpTo: 10, estimateTrustedAbove: 1_000, rankedUpTo: 100 }
+          const limits = { exactUpTo: 10, estimateTrustedAbove: 1_000, rankedUpTo: 100, walkedUpTo: 1_000 }
           expect(yield* run({ tag: "bulk", limit: 3, page: 5 }, limits)).toMatchObject({
             rows: [],
             total: BULK,
