@@ -84,10 +84,11 @@ const Explained = Schema.Struct({
 /**
  * One page of a catalog search, with its total, in few statements. The planner's estimate of the matches comes
  * first (EXPLAIN: planning only, no rows read), then:
- * - a text query ranked by relevance whose estimate is not above `estimateTrustedAbove` takes one statement
- *   (`rankedOrNewest`): it reads at most `rankedUpTo` + 1 candidates, counting them; when that is all of them it
- *   ranks them and the page comes with its exact total; otherwise the query is too broad to rank and the same
- *   statement lists its matches newest first, with the estimate as the total;
+ * - a text query by relevance or newest first whose estimate is not above `estimateTrustedAbove` takes one
+ *   statement (`textPage`): it reads at most `rankedUpTo` (relevance) or `exactUpTo` (newest first) + 1
+ *   candidates, counting them; when that is all of them it orders them and the page comes with its exact total;
+ *   otherwise the same statement lists its matches newest first (too broad to rank), with the estimate as the
+ *   total;
  * - a text query the estimate alone says is broad is listed newest first, like the other sorts;
  * - a large match set is not counted (the total is the estimate); a smaller one is counted in the page's
  *   statement, exactly up to `exactUpTo` matches.
@@ -122,14 +123,16 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       execute: () => sql`EXPLAIN (FORMAT JSON) SELECT 1 FROM handoffs WHERE ${where}`
     })(undefined)
     const planned = Math.round(plan["QUERY PLAN"][0].Plan["Plan Rows"])
-    if (query.sort === "relevance" && query.q !== "" && planned <= limits.estimateTrustedAbove) {
+    const byText = query.q !== "" && (query.sort === "relevance" || query.sort === "recent")
+    if (byText && planned <= limits.estimateTrustedAbove) {
+      const cap = query.sort === "relevance" ? limits.rankedUpTo : limits.exactUpTo
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: WithTotal,
-        execute: () => rankedOrNewest(sql, query, where, limits)
+        execute: () => textPage(sql, query, where, cap, limits.walkedUpTo)
       })(undefined)
-      const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.rankedUpTo)
-      return total <= limits.rankedUpTo ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
+      const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
+      return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
     }
     const ordered = sql`${orderedRows(sql, query)} LIMIT ${query.limit + 1} OFFSET ${offset}`
     if (planned > limits.estimateTrustedAbove) {
@@ -151,41 +154,45 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
   })
 
 /**
- * The page of a text query sorted by relevance, in one statement, each row with the candidates counted (at most
- * `rankedUpTo` + 1). Its branches are gated on that count, so PostgreSQL runs only the one it needs:
- * - at most `rankedUpTo` candidates: they are all the matches, ranked;
+ * The page of a text query sorted by relevance or newest first, in one statement, each row with the candidates
+ * counted (at most `cap` + 1). Its branches are gated on that count, so PostgreSQL runs only the one it needs:
+ * - at most `cap` candidates: they are all the matches, ordered (ranked, or by date);
  * - more (too broad to rank): its newest matches, first looked for among the `walkedUpTo` newest handoffs in the
  *   filing-order index (matches found in index order are the newest there are, and a broad query finds a page
  *   there after a few thousand rows), and only when those do not hold the page, from every match the text index
  *   gives. The planner cannot know a query is broad (it multiplies the words' frequencies as if independent, so
- *   "connection pool exhausted" looks rare), and left alone it fetched and sorted all of the thousands of
- *   matches: at 1,000,000 handoffs 80-125 ms for such a query, 3-10 ms walking the index.
+ *   "mysql optimizer hint" looks rare), and left alone it fetched and sorted all of the thousands of matches:
+ *   at 1,000,000 handoffs 80-125 ms for such a query, 3-12 ms walking the index.
  * Ranking waits for the count too: a broad query no longer ranks a thousand candidates to be listed by date.
  */
-const rankedOrNewest = (
+const textPage = (
   sql: SqlClient.SqlClient,
   query: CatalogQuery,
   where: ReturnType<typeof filters>,
-  limits: CountLimits
+  cap: number,
+  walkedUpTo: number
 ) => {
   const columns = previewColumns(sql)
   const offset = (query.page - 1) * query.limit
   const page = sql`LIMIT ${query.limit + 1} OFFSET ${offset}`
   const wanted = offset + query.limit + 1
-  const broad = sql`(SELECT total FROM counted) > ${limits.rankedUpTo}`
+  const broad = sql`(SELECT total FROM counted) > ${cap}`
+  // Both orders are a key descending, then seq descending.
+  const key = query.sort === "relevance"
+    ? sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`
+    : sql`filed_at`
   return sql`WITH candidates AS MATERIALIZED (
-      SELECT seq, search FROM handoffs WHERE ${where} LIMIT ${limits.rankedUpTo + 1}
+      SELECT seq, search, filed_at FROM handoffs WHERE ${where} LIMIT ${cap + 1}
     ), counted AS (SELECT count(*) AS total FROM candidates),
     walked AS MATERIALIZED (
       SELECT seq, filed_at FROM (
-        SELECT * FROM handoffs ORDER BY filed_at DESC, seq DESC LIMIT ${limits.walkedUpTo}
+        SELECT * FROM handoffs ORDER BY filed_at DESC, seq DESC LIMIT ${walkedUpTo}
       ) handoffs WHERE ${broad} AND ${where} ORDER BY filed_at DESC, seq DESC LIMIT ${wanted}
     ), enough AS (SELECT count(*) = ${wanted} AS found FROM walked)
     SELECT ${columns}, counted.total FROM (
-      SELECT seq, row_number() OVER (ORDER BY rank DESC, seq DESC) AS ord FROM (
-        SELECT seq, ts_rank_cd(search, websearch_to_tsquery('english', ${query.q})) AS rank FROM candidates
-        WHERE NOT ${broad} ORDER BY rank DESC, seq DESC ${page}
-      ) ranked
+      SELECT seq, row_number() OVER (ORDER BY key DESC, seq DESC) AS ord FROM (
+        SELECT seq, ${key} AS key FROM candidates WHERE NOT ${broad} ORDER BY key DESC, seq DESC ${page}
+      ) ordered
       UNION ALL
       SELECT seq, row_number() OVER (ORDER BY filed_at DESC, seq DESC) FROM (
         SELECT seq, filed_at FROM walked WHERE (SELECT found FROM enough) ORDER BY filed_at DESC, seq DESC ${page}

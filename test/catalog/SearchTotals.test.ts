@@ -120,14 +120,51 @@ for (const backend of backends) {
           }
         }))
 
-      it.effect("a text query too broad to rank is listed in the order sort=recent lists it", () =>
+      it.effect("a text query with more matches than its cap is paged newest first, by relevance or by date", () =>
         Effect.gen(function*() {
-          const limits = { exactUpTo: 100, estimateTrustedAbove: 1_000, rankedUpTo: 4, walkedUpTo: 1_000 }
-          for (const page of [1, 2, 3]) {
-            const broad = yield* run({ q: "listing", limit: 4, page }, limits)
-            const newest = yield* run({ q: "listing", sort: "recent", limit: 4, page }, limits)
-            expect(broad.rows.map((_) => _.seq)).toEqual(newest.rows.map((_) => _.seq))
+          const sql = yield* SqlClient.SqlClient
+          const newest = (yield* sql<{ readonly seq: number }>`SELECT seq FROM handoffs
+            WHERE NOT is_demo AND search @@ websearch_to_tsquery('english', 'listing')
+            ORDER BY filed_at DESC, seq DESC`).map((_) => Number(_.seq))
+          expect(newest).toHaveLength(BULK + 2)
+          for (const sort of ["relevance", "recent"] as const) {
+            for (const walkedUpTo of [0, 1, 4, 7, 100]) {
+              const limits = { exactUpTo: 4, estimateTrustedAbove: 1_000, rankedUpTo: 4, walkedUpTo }
+              const seen: Array<number> = []
+              for (let page = 1; page <= 4; page++) {
+                const result = yield* run({ q: "listing", sort, limit: 3, page }, limits)
+                expect(result.totalIsEstimate).toBe(true)
+                seen.push(...result.rows.map((_) => _.seq))
+              }
+              expect({ sort, walkedUpTo, seen }).toEqual({ sort, walkedUpTo, seen: newest })
+            }
           }
+        }))
+
+      it.effect("a text query newest first within its cap is counted exactly and paged by filing date", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const limits = { exactUpTo: 100, estimateTrustedAbove: 1_000, rankedUpTo: 100, walkedUpTo: 0 }
+          const pages = Effect.gen(function*() {
+            const seen: Array<number> = []
+            for (let page = 1; page <= 3; page++) {
+              const result = yield* run({ q: "alpha listing", sort: "recent", limit: 3, page }, limits)
+              expect(result).toMatchObject({ total: BULK, totalIsEstimate: false })
+              seen.push(...savings(result.rows))
+            }
+            return seen
+          })
+          expect(yield* pages).toEqual([7, 6, 5, 4, 3, 2, 1])
+          // The order is the filing date's, not the id's: a listing dated back a day comes last (rolled back).
+          const backdated = yield* sql.withTransaction(
+            Effect.gen(function*() {
+              yield* sql`UPDATE handoffs SET filed_at = filed_at - interval '1 day'
+                WHERE reconstruct_micro = 9000000 AND tags @> ARRAY['bulk']`
+              return yield* Effect.fail(yield* pages)
+            })
+          ).pipe(Effect.flip)
+          expect(backdated).toEqual([6, 5, 4, 3, 2, 1, 7])
+          expect(yield* pages).toEqual([7, 6, 5, 4, 3, 2, 1])
         }))
 
       it.effect("ranked by relevance the total is exact while every match is ranked", () =>
