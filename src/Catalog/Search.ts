@@ -1,4 +1,4 @@
-import { type SqlClient, SqlSchema } from "@effect/sql"
+import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
@@ -67,6 +67,15 @@ export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
   }
 }
 
+/**
+ * A listing filtered by one tag and nothing else (the demo left out): its total is the tag's kept counter,
+ * exact at any size and read without visiting a match. Filing stores each handoff's tags once, so the counter
+ * counts handoffs.
+ */
+const byTagAlone = (query: CatalogQuery) =>
+  query.tag !== "" && query.q === "" && !query.includeDemo && query.maxPrice === null &&
+  query.minSavings === null && query.minReconstruct === null && query.since === null && query.vendor === ""
+
 /** The preview columns of `h`, the handoff a listing statement reads. */
 const previewColumns = (sql: SqlClient.SqlClient) =>
   sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
@@ -82,8 +91,9 @@ const Explained = Schema.Struct({
 })
 
 /**
- * One page of a catalog search, with its total, in few statements. The planner's estimate of the matches comes
- * first (EXPLAIN: planning only, no rows read), then:
+ * One page of a catalog search, with its total, in few statements. A listing by one tag alone is one statement,
+ * its total the tag's kept counter. Otherwise the planner's estimate of the matches comes first (EXPLAIN: planning
+ * only, no rows read), then:
  * - a text query by relevance or newest first whose estimate is not above `estimateTrustedAbove` takes one
  *   statement (`textPage`): it reads at most `rankedUpTo` (relevance) or `exactUpTo` (newest first) + 1
  *   candidates, counting them; when that is all of them it orders them and the page comes with its exact total;
@@ -99,6 +109,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     const where = filters(sql, query)
     const offset = (query.page - 1) * query.limit
     const columns = previewColumns(sql)
+    const page = sql`LIMIT ${query.limit + 1} OFFSET ${offset}`
     const capped = (cap: number) =>
       sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
     const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => {
@@ -106,16 +117,28 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       const seen = rows.length === 0 ? 0 : offset + Math.min(rows.length, query.limit) + (more ? 1 : 0)
       return { rows: rows.slice(0, query.limit), total: Math.max(total, seen), totalIsEstimate }
     }
-    // A page past the end has no row to carry the total: count on their own.
-    const countedAlone = (cap: number) =>
+    // A page past the end has no row to carry the total: it is read on its own.
+    const totalAlone = (total: Statement.Fragment) =>
       Effect.map(
-        SqlSchema.single({ Request: Schema.Void, Result: Total, execute: () => sql`SELECT ${capped(cap)} AS total` })(
+        SqlSchema.single({ Request: Schema.Void, Result: Total, execute: () => sql`SELECT ${total} AS total` })(
           undefined
         ),
         (_) => _.total
       )
+    const countedAlone = (cap: number) => totalAlone(capped(cap))
     const exactOrNot = (total: number, estimate: number) =>
       total > limits.exactUpTo ? { total: Math.max(total, estimate), estimated: true } : { total, estimated: false }
+
+    if (byTagAlone(query)) {
+      // Kept per tag by triggers in each filing's transaction (migration 0011), for the handoffs not the demo.
+      const tally = sql`(SELECT coalesce(sum(packets), 0) FROM tag_tally WHERE tag = ${query.tag})`
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: WithTotal,
+        execute: () => sql`SELECT ${columns}, ${tally} AS total ${orderedRows(sql, query)} ${page}`
+      })(undefined)
+      return result(rows, rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* totalAlone(tally), false)
+    }
 
     const plan = yield* SqlSchema.single({
       Request: Schema.Void,
@@ -134,7 +157,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
     }
-    const ordered = sql`${orderedRows(sql, query)} LIMIT ${query.limit + 1} OFFSET ${offset}`
+    const ordered = sql`${orderedRows(sql, query)} ${page}`
     if (planned > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
