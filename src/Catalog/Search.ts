@@ -76,6 +76,12 @@ const byTagAlone = (query: CatalogQuery) =>
   query.tag !== "" && query.q === "" && !query.includeDemo && query.maxPrice === null &&
   query.minSavings === null && query.minReconstruct === null && query.since === null && query.vendor === ""
 
+/** Where the page starts among the matches, and the LIMIT that reads it with one row past it. */
+const paging = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
+  const offset = (query.page - 1) * query.limit
+  return { offset, page: sql`LIMIT ${query.limit + 1} OFFSET ${offset}` }
+}
+
 /** The preview columns of `h`, the handoff a listing statement reads. */
 const previewColumns = (sql: SqlClient.SqlClient) =>
   sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
@@ -107,9 +113,8 @@ const Explained = Schema.Struct({
 export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits = COUNT_LIMITS) =>
   Effect.gen(function*() {
     const where = filters(sql, query)
-    const offset = (query.page - 1) * query.limit
+    const { offset, page } = paging(sql, query)
     const columns = previewColumns(sql)
-    const page = sql`LIMIT ${query.limit + 1} OFFSET ${offset}`
     const capped = (cap: number) =>
       sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
     const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => {
@@ -195,24 +200,22 @@ const textPage = (
   cap: number,
   walkedUpTo: number
 ) => {
-  const columns = previewColumns(sql)
-  const offset = (query.page - 1) * query.limit
-  const page = sql`LIMIT ${query.limit + 1} OFFSET ${offset}`
+  const { offset, page } = paging(sql, query)
   const wanted = offset + query.limit + 1
   const broad = sql`(SELECT total FROM counted) > ${cap}`
-  // Both orders are a key descending, then seq descending.
-  const key = query.sort === "relevance"
-    ? sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`
-    : sql`filed_at`
+  // Both orders are a key descending, then seq descending; candidates keep the column their key needs.
+  const [kept, key] = query.sort === "relevance"
+    ? [sql`search`, sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`]
+    : [sql`filed_at`, sql`filed_at`]
   return sql`WITH candidates AS MATERIALIZED (
-      SELECT seq, search, filed_at FROM handoffs WHERE ${where} LIMIT ${cap + 1}
+      SELECT seq, ${kept} FROM handoffs WHERE ${where} LIMIT ${cap + 1}
     ), counted AS (SELECT count(*) AS total FROM candidates),
     walked AS MATERIALIZED (
       SELECT seq, filed_at FROM (
         SELECT * FROM handoffs ORDER BY filed_at DESC, seq DESC LIMIT ${walkedUpTo}
       ) handoffs WHERE ${broad} AND ${where} ORDER BY filed_at DESC, seq DESC LIMIT ${wanted}
     ), enough AS (SELECT count(*) = ${wanted} AS found FROM walked)
-    SELECT ${columns}, counted.total FROM (
+    SELECT ${previewColumns(sql)}, counted.total FROM (
       SELECT seq, row_number() OVER (ORDER BY key DESC, seq DESC) AS ord FROM (
         SELECT seq, ${key} AS key FROM candidates WHERE NOT ${broad} ORDER BY key DESC, seq DESC ${page}
       ) ordered
