@@ -128,8 +128,9 @@ for (const backend of backends) {
 
       it.effect("a text query too broad to rank pages through every match once, newest first, whatever the walk finds", () =>
         Effect.gen(function*() {
-          // The newest handoff (row 9) does not match: a walk of 1 finds nothing, of 3 the first page only, of 5
-          // the first page and part of the second; each page must still come whole, with nothing twice or missed.
+          // The two newest handoffs (rows 8 and 9) do not match, and a page needs one row past it (4 here): a walk
+          // of 1 finds nothing, of 3 one match, of 5 three (short of page 1), of 8 page 1 but not page 2; every page
+          // must still come whole, with nothing twice or missed.
           for (const walkedUpTo of [0, 1, 3, 5, 8, 100]) {
             const limits = { exactUpTo: 100, estimateTrustedAbove: 1_000, rankedUpTo: 4, walkedUpTo }
             const seen: Array<number> = []
