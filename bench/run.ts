@@ -56,9 +56,17 @@ const rate = args.rate === undefined ? undefined : Number(args.rate)
 const workers = Number(args.workers)
 
 const Books = Schema.Struct({ balanced: Schema.Boolean, receipts: Schema.Number, handoffs: Schema.Number })
+/** The desk's books; an answer that is not them stops the run with its status and body, to be read. */
 const books = (url: string) =>
-  Effect.promise(() => fetch(`${url}/api/books`).then((response) => response.json())).pipe(
-    Effect.flatMap(Schema.decodeUnknown(Books)),
+  Effect.promise(async () => {
+    const response = await fetch(`${url}/api/books`)
+    return { status: response.status, text: await response.text() }
+  }).pipe(
+    Effect.flatMap(({ status, text }) =>
+      Schema.decodeUnknown(Schema.parseJson(Books))(text).pipe(
+        Effect.mapError(() => new Error(`GET /api/books answered ${status}: ${text.slice(0, 500)}`))
+      )
+    ),
     Effect.orDie
   )
 
