@@ -20,6 +20,7 @@ import { cleanLabel, codePoints } from "./Domain/Text.ts"
 import { DEMO_PACKET, EXAMPLE_PACKET } from "./Guide/Example.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
 import { RailProfile } from "./Settlement.ts"
+import { spanned } from "./Spans.ts"
 
 const normalizeTags = (tags: ReadonlyArray<string>) => [...new Set(tags.map(cleanLabel))].filter((tag) => tag !== "")
 
@@ -53,6 +54,7 @@ const notFound = (id: string) =>
   new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
 
 const make = Effect.gen(function*() {
+  const fn = yield* spanned
   const repo = yield* HandoffRepo
   const previews = yield* PreviewCache
   const agents = yield* AgentRepo
@@ -115,7 +117,7 @@ const make = Effect.gen(function*() {
   /** The unique body key holds the rule for every desk on the database; the failed transaction is over by now. */
   const taken = (error: BodyTaken) => Effect.flatMap(duplicateOf(error.bodyKey), Effect.fail)
 
-  const file = Effect.fn("Catalog.file")(function*(agent: DeskId, request: FilingRequest) {
+  const file = fn("Catalog.file")(function*(agent: DeskId, request: FilingRequest) {
     const issues = [...identityIssues(request.filerDid, agent), ...payoutIssues(request)]
     if (issues.length > 0) {
       return yield* Effect.fail(
@@ -152,7 +154,7 @@ const make = Effect.gen(function*() {
     return toPreview(row)
   })
 
-  const get = Effect.fn("Catalog.get")(function*(id: string) {
+  const get = fn("Catalog.get")(function*(id: string) {
     const seq = handoffSeq(id)
     if (Option.isNone(seq)) return yield* Effect.fail(notFound(id))
     const preview = yield* previews.through(seq.value, Effect.map(repo.findBySeq(seq.value), Option.map(toPreview)))
@@ -166,7 +168,7 @@ const make = Effect.gen(function*() {
    * page): the page, its size, how many pages the result window holds, and `itemsOmitted` when the page was cut
    * short to fit the listing budget.
    */
-  const discover = Effect.fn("Catalog.discover")(function*(query: CatalogQuery) {
+  const discover = fn("Catalog.discover")(function*(query: CatalogQuery) {
     const { rows, total } = yield* repo.search(query)
     const { items, omitted } = fitListing(rows.map(toPreview))
     return {

@@ -13,6 +13,7 @@ import { DeskId } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
 import { AgentRepo, type AgentRow } from "./Identity/AgentRepo.ts"
 import { RailProfile } from "./Settlement.ts"
+import { spanned } from "./Spans.ts"
 
 const SIGNATURE_WINDOW_MS = 10 * 60 * 1000
 
@@ -45,11 +46,12 @@ const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistra
   })
 
 const make = Effect.gen(function*() {
+  const fn = yield* spanned
   const repo = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
   const rail = yield* RailProfile
 
-  const view = Effect.fn("Identity.view")(function*(id: string) {
+  const view = fn("Identity.view")(function*(id: string) {
     const row = isDeskId(id) ? yield* repo.find(id) : Option.none()
     if (Option.isNone(row)) {
       return yield* Effect.fail(new NotFound({ message: `No agent ${id} is known to this desk yet.` }))
@@ -73,7 +75,7 @@ const make = Effect.gen(function*() {
   })
 
   /** `caller` is the X-AGENT-ID of the request: an agent registers and changes only its own settings. */
-  const register = Effect.fn("Identity.register")(function*(caller: DeskId, request: AgentRegistration) {
+  const register = fn("Identity.register")(function*(caller: DeskId, request: AgentRegistration) {
     if (caller !== request.id) {
       return yield* Effect.fail(
         new AgentMismatch({

@@ -30,11 +30,13 @@ import { Payouts } from "./Payouts.ts"
 import { ReceiptSigning } from "./ReceiptSigning.ts"
 import { RailProfile, Settlement } from "./Settlement.ts"
 import type { SignInProof } from "./SignIn.ts"
+import { spanned } from "./Spans.ts"
 import { isUniqueViolation } from "./Sql.ts"
 
 export type { Unlocked } from "./Ledger/PaidUnlock.ts"
 
 const make = Effect.gen(function*() {
+  const fn = yield* spanned
   const sql = yield* SqlClient.SqlClient
   const handoffs = yield* HandoffRepo
   const receipts = yield* ReceiptRepo
@@ -48,7 +50,7 @@ const make = Effect.gen(function*() {
   const notFound = (id: string) =>
     new NotFound({ message: `No handoff ${id}; ids look like DESK-12 (see /api/discover).` })
 
-  const sealed = Effect.fn("Ledger.sealed")(function*(id: string) {
+  const sealed = fn("Ledger.sealed")(function*(id: string) {
     const seq = handoffSeq(id)
     const row = Option.isSome(seq) ? yield* handoffs.findSealed(seq.value) : Option.none()
     if (Option.isNone(row)) return yield* Effect.fail(notFound(id))
@@ -106,7 +108,7 @@ const make = Effect.gen(function*() {
       Effect.catchTag("SqlError", Effect.die)
     )
 
-  const unlocked = Effect.fn("Ledger.unlocked")(function*(
+  const unlocked = fn("Ledger.unlocked")(function*(
     agent: DeskId,
     handoffId: string,
     payer: string,
@@ -155,7 +157,7 @@ const make = Effect.gen(function*() {
     )
 
   /** Receipt records, newest first, as REST and MCP list them: a payer's own unmasked, anyone else's masked. */
-  const listReceipts = Effect.fn("Ledger.listReceipts")(function*(query: ReceiptQuery) {
+  const listReceipts = fn("Ledger.listReceipts")(function*(query: ReceiptQuery) {
     const { rows, total } = yield* receipts.list(query)
     const audience = query.payer === null ? "public" : "buyer"
     return {
@@ -169,7 +171,7 @@ const make = Effect.gen(function*() {
   })
 
   /** One receipt for its buyer, with the desk's signature; anyone else is told there is none. */
-  const receiptFor = Effect.fn("Ledger.receiptFor")(function*(agent: DeskId, receiptId: string) {
+  const receiptFor = fn("Ledger.receiptFor")(function*(agent: DeskId, receiptId: string) {
     const row = Option.filter(yield* receipts.findById(receiptId), (_) => _.payer === agent)
     if (Option.isNone(row)) {
       return yield* Effect.fail(
@@ -190,7 +192,7 @@ const make = Effect.gen(function*() {
    * `by`: how the reader proved itself. By its id alone, an identity that chose to read only by signing in with
    * its wallet reads nothing; a sign-in (checked before) reads as the identity the wallet's payment bought for.
    */
-  const readBody = Effect.fn("Ledger.body")(function*(
+  const readBody = fn("Ledger.body")(function*(
     handoffId: string,
     agent: Option.Option<DeskId>,
     by: "id" | "wallet"
@@ -233,7 +235,7 @@ const make = Effect.gen(function*() {
    * The body for a wallet that signed in (Sign-In-With-X) instead of naming an identity: read as the identity its
    * payment bought it for. The proof is spent only when it reads.
    */
-  const bodyForWallet = Effect.fn("Ledger.bodyForWallet")(function*(handoffId: string, proof: SignInProof) {
+  const bodyForWallet = fn("Ledger.bodyForWallet")(function*(handoffId: string, proof: SignInProof) {
     const handoff = yield* sealed(handoffId)
     const bought = yield* receipts.findPaidBy(proof.address, handoff.seq)
     if (Option.isNone(bought)) {
@@ -256,7 +258,7 @@ const make = Effect.gen(function*() {
     return yield* readBody(handoffId, Option.some(bought.value.payer as DeskId), "wallet")
   })
 
-  const feedback = Effect.fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {
+  const feedback = fn("Ledger.feedback")(function*(agent: DeskId, handoffId: string, useful: boolean) {
     const handoff = yield* sealed(handoffId)
     const receipt = yield* receipts.findFor(agent, handoff.seq)
     if (Option.isNone(receipt)) {

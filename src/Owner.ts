@@ -4,6 +4,7 @@ import { DeskId, handoffIdOf } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
 import { OwnerRepo } from "./Owner/OwnerRepo.ts"
 import type { OwnerView } from "./Owner/Responses.ts"
+import { spanned } from "./Spans.ts"
 
 const isDeskId = Schema.is(DeskId)
 
@@ -21,12 +22,13 @@ const NOTE = "Anyone who knows this id can read this page, as they can use the i
   "sales only (the sandbox's demo and your own handoffs are free); earnings are your 90 % of each sale."
 
 const make = Effect.gen(function*() {
+  const fn = yield* spanned
   const repo = yield* OwnerRepo
 
   const notFound = (id: string) =>
     new NotFound({ message: `No agent ${id} is known to this desk: it has neither filed nor bought anything yet.` })
 
-  const view = Effect.fn("Owner.view")(function*(id: string) {
+  const view = fn("Owner.view")(function*(id: string) {
     const agent = isDeskId(id) ? yield* repo.agent(id) : Option.none()
     if (Option.isNone(agent)) return yield* Effect.fail(notFound(id))
     const [filings, purchases, earnings, days, totals] = yield* Effect.all(

@@ -8,6 +8,7 @@ import type { DeskId } from "../Domain/Ids.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { Payouts } from "../Payouts.ts"
 import type { Offer, PaymentRail, TransferRef, VerifiedPayment } from "../Settlement.ts"
+import { spanned } from "../Spans.ts"
 import { isUniqueViolation } from "../Sql.ts"
 import { offerOf } from "./Offer.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
@@ -62,6 +63,7 @@ const verifiedOf = (row: SettlementRow): VerifiedPayment => ({
  */
 export const makePaidUnlock = (rail: PaymentRail) =>
   Effect.gen(function*() {
+    const fn = yield* spanned
     const sql = yield* SqlClient.SqlClient
     const handoffs = yield* HandoffRepo
     const agents = yield* AgentRepo
@@ -285,7 +287,7 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       return resume(row)
     }
 
-    const unlock = Effect.fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
+    const unlock = fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
       const offer = offerOf(publicUrl, handoff)
       const checked = yield* check(offer, header)
       if (Either.isLeft(checked)) return yield* Effect.fail(refused(offer, checked.left.reason, checked.left.message))

@@ -4,6 +4,7 @@ import type { SealedRow } from "../Catalog/HandoffRepo.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { PayoutChannel } from "../Payouts/Rail.ts"
 import { RailProfile, type TransferRef } from "../Settlement.ts"
+import { spanned } from "../Spans.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
 import type { NewReceipt } from "./ReceiptRow.ts"
 import { countsAsPurchase, kindOf, termsOf } from "./Rules.ts"
@@ -23,13 +24,14 @@ export interface Sale {
 export const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
 
 const make = Effect.gen(function*() {
+  const fn = yield* spanned
   const receipts = yield* ReceiptRepo
   const agents = yield* AgentRepo
   const rail = yield* RailProfile
   const payoutsEnabled = Option.isSome(yield* PayoutChannel)
 
   /** The receipt a sale makes, for either rail, with the terms of Rules. */
-  const receiptOf = Effect.fn("Sales.receiptOf")(function*(sale: Sale) {
+  const receiptOf = fn("Sales.receiptOf")(function*(sale: Sale) {
     const { handoff, payer } = sale
     const kind = kindOf(handoff, payer)
     const mode = Option.isSome(sale.payment) ? "x402" : "desk"
