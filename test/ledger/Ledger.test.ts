@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, FastCheck as fc, Fiber, Option, Schema } from "effect"
+import { Cause, Deferred, Effect, Either, FastCheck as fc, Fiber, Option, Schema } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
 import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
@@ -62,6 +62,49 @@ for (const backend of backends) {
           const agent = yield* (yield* Identity).view(buyer)
           expect(agent.spentUsd).toBe(0.3)
           expect(agent.purchases).toBe(1)
+          expect(yield* checkBooks).toEqual([0, 0, 0, 0, 0])
+        }))
+
+      it.effect("an unlock that collides on (payer, handoff) is tried again, at most three times more", () =>
+        Effect.gen(function*() {
+          const ledger = yield* Ledger
+          const sql = yield* SqlClient.SqlClient
+          const id = yield* fileAt(0.3)
+          const [lucky, unlucky] = [DeskId.make(newAgentId()), DeskId.make(newAgentId())]
+          // Each buyer's first `refused` receipt inserts fail as a concurrent unique insert would; the sequence
+          // counts attempts (nextval is not rolled back with the failed statement).
+          const collide = (buyer: DeskId, refused: number) =>
+            Effect.gen(function*() {
+              const name = `collide_${buyer.slice(-12)}`
+              yield* sql.unsafe(`CREATE SEQUENCE ${name}`)
+              yield* sql.unsafe(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                IF NEW.payer = '${buyer}' AND nextval('${name}') <= ${refused} THEN
+                  RAISE unique_violation USING MESSAGE = 'test collision';
+                END IF;
+                RETURN NEW;
+              END $$`)
+              yield* sql.unsafe(
+                `CREATE TRIGGER ${name} BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION ${name}()`
+              )
+              return name
+            })
+          const attempts = (name: string) =>
+            Effect.map(sql.unsafe<{ n: string }>(`SELECT last_value AS n FROM ${name}`), ([row]) => Number(row!.n))
+          const drop = (name: string) =>
+            Effect.zipRight(sql.unsafe(`DROP TRIGGER ${name} ON receipts`), sql.unsafe(`DROP FUNCTION ${name}()`))
+
+          const luckyName = yield* collide(lucky, 3)
+          const unluckyName = yield* collide(unlucky, 100)
+          const unlocked = yield* ledger.unlock(lucky, id, lucky, Option.none())
+          const refused = yield* Effect.exit(ledger.unlock(unlucky, id, unlucky, Option.none()))
+          yield* Effect.all([drop(luckyName), drop(unluckyName)]).pipe(Effect.orDie)
+
+          expect(unlocked.response.alreadyUnlocked).toBe(false)
+          expect(yield* attempts(luckyName)).toBe(4)
+          // Beyond three retries the collision is a defect (a 500), and nothing was written for it: not even the agent.
+          expect(refused._tag === "Failure" && Cause.isDie(refused.cause)).toBe(true)
+          expect(yield* attempts(unluckyName)).toBe(4)
+          expect((yield* Effect.flip((yield* Identity).view(unlucky)))._tag).toBe("NotFound")
           expect(yield* checkBooks).toEqual([0, 0, 0, 0, 0])
         }))
 
