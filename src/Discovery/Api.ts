@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 
-const PlainText = (description: string) =>
-  HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }).annotations({ description })
-const Markdown = (description: string) =>
-  HttpApiSchema.Text({ contentType: "text/markdown; charset=utf-8" }).annotations({ description })
+export const PLAIN_TEXT = "text/plain; charset=utf-8"
+export const MARKDOWN = "text/markdown; charset=utf-8"
+
+const PlainText = (description: string) => HttpApiSchema.Text({ contentType: PLAIN_TEXT }).annotations({ description })
+const Markdown = (description: string) => HttpApiSchema.Text({ contentType: MARKDOWN }).annotations({ description })
 const JsonDocument = (identifier: string, description: string) =>
   Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
 
