@@ -3,8 +3,10 @@ import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
 import { toUsd } from "../Domain/Money.ts"
+import { BodyResponse, UnlockResponse } from "../Domain/Receipt.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
+import { encodedAsIs } from "../Http/Respond.ts"
 import { CallingAgent, CurrentAgent } from "../Identity/AgentAuth.ts"
 import { Ledger } from "../Ledger.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
@@ -31,17 +33,17 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
           const { response, settled } = yield* ledger.unlock(agent, path.id, payload.payer, payment)
           yield* settledHeaders(settlement, signing, settled, `${publicUrl}/api/handoffs/${path.id}/unlock`)
-          return response
+          return encodedAsIs(UnlockResponse, response)
         }).pipe(Effect.tapError(failureHeaders(settlement, signing))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
           const resourceUrl = `${publicUrl}/api/handoffs/${path.id}/body`
           const proof = headers["sign-in-with-x"]
-          if (proof !== undefined && proof.trim() !== "") {
-            return yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
-          }
-          // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
-          return yield* ledger.body(path.id, yield* CallingAgent)
+          const body = proof !== undefined && proof.trim() !== ""
+            ? yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
+            // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
+            : yield* ledger.body(path.id, yield* CallingAgent)
+          return encodedAsIs(BodyResponse, body)
         }).pipe(
           // The body's 402 also offers a sign-in to the wallet that paid (x402 Sign-In-With-X).
           Effect.tapError(
