@@ -127,12 +127,19 @@ export const lostAcks = (url: string, acks: Acks) =>
     }
     const buyers = [...new Set(acks.unlocks.map((_) => _.buyer))]
     for (const buyer of buyers) {
-      const reply = yield* send(`${url}/api/receipts?payer=${buyer}&limit=100`, { fresh: true })
-      const held = new Set<string>(
-        (reply.json?.receipts ?? []).map((r: { receiptId: string; handoffId: string }) =>
-          `${r.receiptId} ${r.handoffId}`
-        )
-      )
+      // Every page: on a fast machine a buyer passes the 100 receipts of one page within the run.
+      const held = new Set<string>()
+      for (let page = 1, pages = 1; page <= pages; page++) {
+        const reply = yield* send(`${url}/api/receipts?payer=${buyer}&limit=100&page=${page}`, { fresh: true })
+        if (reply.status !== 200) {
+          lost.push(`receipts of ${buyer}, page ${page}: ${reply.status}`)
+          break
+        }
+        pages = reply.json.pages
+        for (const r of reply.json.receipts as Array<{ receiptId: string; handoffId: string }>) {
+          held.add(`${r.receiptId} ${r.handoffId}`)
+        }
+      }
       for (const unlock of acks.unlocks.filter((_) => _.buyer === buyer)) {
         if (!held.has(`${unlock.receiptId} ${unlock.handoff}`)) {
           lost.push(`receipt ${unlock.receiptId} of ${buyer} for ${unlock.handoff}`)
