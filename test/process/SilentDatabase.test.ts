@@ -1,0 +1,36 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { delayProxy } from "../support/DelayProxy.ts"
+import { send } from "../support/Loopback.ts"
+import { startDesk } from "../support/Process.ts"
+import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
+
+// A PostgreSQL that keeps its connections open but stops answering (a partition, a stalled server). Needs
+// DATABASE_URL; skipped without it.
+describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", () => {
+  it.scopedLive(
+    "/api/health answers 503 with Retry-After within about two seconds, every time",
+    () =>
+      Effect.gen(function*() {
+        const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
+        const proxy = yield* delayProxy({ host: url.hostname, port: Number(url.port || "5432") }, 0)
+        url.hostname = "127.0.0.1"
+        url.port = String(proxy.port)
+        const desk = yield* startDesk({ env: { DATABASE_URL: url.toString() } })
+        expect((yield* send(`${desk.url}/api/health`, { fresh: true })).status).toBe(200)
+
+        proxy.setDelay(120_000)
+        for (let i = 0; i < 3; i++) {
+          const started = Date.now()
+          const reply = yield* send(`${desk.url}/api/health`, { fresh: true })
+          const took = Date.now() - started
+          expect(reply.status).toBe(503)
+          expect(reply.json).toMatchObject({ ok: false, error: "unavailable" })
+          expect(reply.headers["retry-after"]).toBe("5")
+          expect(took).toBeGreaterThanOrEqual(1_900)
+          expect(took).toBeLessThan(3_500)
+        }
+      }),
+    60_000
+  )
+})
