@@ -1,36 +1,73 @@
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { Etag, FileSystem, HttpApi, HttpApiBuilder, HttpPlatform, HttpServer, Path } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { DeskApi } from "../Api.ts"
+import { Catalog } from "../Catalog.ts"
 import { CatalogHttp } from "../Catalog/Http.ts"
+import { DeskConfig } from "../Config.ts"
 import { DeskInfoHttp } from "../Desk/Http.ts"
 import { DiscoveryHttp } from "../Discovery/Http.ts"
 import { GuideHttp } from "../Guide/Http.ts"
-import { OptionalAgentLive, RequireAgentLive } from "../Identity/AgentAuth.ts"
+import { Identity } from "../Identity.ts"
+import { OptionalAgent, OptionalAgentLive, RequireAgent, RequireAgentLive } from "../Identity/AgentAuth.ts"
 import { AgentsHttp } from "../Identity/Http.ts"
+import { Ledger } from "../Ledger.ts"
 import { LedgerHttp } from "../Ledger/Http.ts"
 import { McpHttp, McpRefusals } from "../Mcp/Http.ts"
+import { Owner } from "../Owner.ts"
 import { PagesHttp } from "../Pages/Http.ts"
+import { RateLimiter } from "../RateLimiter.ts"
+import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { SandboxHttp } from "../Sandbox/Http.ts"
+import { RailProfile, Settlement } from "../Settlement.ts"
+import { SignIn } from "../SignIn.ts"
 import { makeEdge } from "./Edge.ts"
 import { FailuresLive } from "./Failures.ts"
+import { builtWithOnly } from "./OnlyContext.ts"
 
+/** Each group of handlers is built with only the services it uses (see builtWithOnly: they stay on its requests). */
 export const ApiLive = HttpApiBuilder.api(DeskApi).pipe(
   Layer.provide([
-    CatalogHttp,
-    GuideHttp,
-    LedgerHttp,
-    AgentsHttp,
-    DeskInfoHttp,
-    SandboxHttp,
-    DiscoveryHttp,
-    PagesHttp,
-    McpHttp
+    CatalogHttp.pipe(builtWithOnly(Catalog, DeskConfig, RequireAgent)),
+    GuideHttp.pipe(builtWithOnly(Catalog)),
+    LedgerHttp.pipe(
+      builtWithOnly(
+        DeskConfig,
+        Ledger,
+        OptionalAgent,
+        RailProfile,
+        ReceiptSigning,
+        RequireAgent,
+        Settlement,
+        SignIn
+      )
+    ),
+    AgentsHttp.pipe(builtWithOnly(Identity, RequireAgent)),
+    DeskInfoHttp.pipe(builtWithOnly(DeskConfig, RailProfile, ReceiptSigning, Settlement, SqlClient.SqlClient)),
+    SandboxHttp.pipe(builtWithOnly(Catalog, DeskConfig, RailProfile)),
+    DiscoveryHttp.pipe(
+      builtWithOnly(DeskConfig, FileSystem.FileSystem, Path.Path, RailProfile, RateLimiter, ReceiptSigning)
+    ),
+    PagesHttp.pipe(builtWithOnly(Catalog, DeskConfig, Owner, RailProfile)),
+    McpHttp.pipe(builtWithOnly(Catalog, DeskConfig, Ledger, RailProfile, ReceiptSigning, Settlement))
   ]),
   Layer.provide([RequireAgentLive, OptionalAgentLive])
 )
 
+/** A server built with only the platform's services and the API: it runs every request on that context. */
+export const servedOnPlatformAlone = builtWithOnly(
+  HttpServer.HttpServer,
+  HttpPlatform.HttpPlatform,
+  FileSystem.FileSystem,
+  Path.Path,
+  Etag.Generator,
+  HttpApi.Api
+)
+
 /** The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests). */
-export const HttpLive = Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpApiBuilder.serve(edge))).pipe(
+export const HttpLive = Layer.unwrapEffect(
+  Effect.map(makeEdge, (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone))
+).pipe(
   Layer.provide(FailuresLive),
   Layer.provide(McpRefusals),
   Layer.provide(ApiLive),
