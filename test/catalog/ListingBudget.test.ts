@@ -21,6 +21,23 @@ describe("fitListing", () => {
     expect(bytes(fitted.items)).toBeLessThanOrEqual(LISTING_MAX_BYTES)
     expect(bytes(heavy.slice(0, fitted.items.length + 1))).toBeGreaterThan(LISTING_MAX_BYTES)
   })
+
+  it("never bounds an item below its JSON size, so the cheap check never keeps one over the budget", () => {
+    const values: Array<unknown> = [
+      {},
+      Array.from({ length: 50 }, () => ({})),
+      { a: { b: { c: {} } }, d: [[], [{}]] },
+      { "\u00e9": "\u00fc\u{1F600}", n: -1.2345678901234567e-300, t: true, z: null },
+      ["\u0001\u001f\"\\", false, 0],
+      { filedAt: new Date(0), nested: [new Date(8.64e15)] },
+      Object.assign(Object.create({ inherited: "x".repeat(100) }), { own: 1 })
+    ]
+    for (const value of values) {
+      // One byte short of the item's own size: only a bound below that size would keep it.
+      expect(fitListing([value], bytes(value)), JSON.stringify(value)).toEqual({ items: [], omitted: 1 })
+      expect(fitListing([value], bytes(value) + 1)).toEqual({ items: [value], omitted: 0 })
+    }
+  })
 })
 
 describe("listings of the largest previews, on PGlite", () => {
