@@ -162,7 +162,6 @@ const make = Effect.gen(function*() {
     return preview.value
   })
 
-  /** One page of previews; `omitted` of them left out at its end when the page would pass LISTING_MAX_BYTES. */
   /**
    * One page of previews as every listing answers it (REST discover and catalog, the MCP search tool, the catalog
    * page): the page, its size, how many pages the result window holds, and `itemsOmitted` when the page was cut
