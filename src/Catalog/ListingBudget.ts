@@ -17,9 +17,10 @@ const upperBound = (value: unknown): number => {
       for (let i = 0; i < next.length; i++) stack.push(next[i])
     } else if (typeof next === "object" && next !== null) {
       const member = next as Record<string, unknown>
-      // As JSON.stringify does (a Date is its ISO string).
-      if (typeof member.toJSON === "function") {
-        stack.push(member.toJSON())
+      // As JSON.stringify does (a Date is its ISO string); an object that stands for itself is walked below.
+      const json = typeof member.toJSON === "function" ? member.toJSON() : next
+      if (json !== next) {
+        stack.push(json)
         continue
       }
       size += 2

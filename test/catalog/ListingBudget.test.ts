@@ -30,6 +30,12 @@ describe("fitListing", () => {
       { "\u00e9": "\u00fc\u{1F600}", n: -1.2345678901234567e-300, t: true, z: null },
       ["\u0001\u001f\"\\", false, 0],
       { filedAt: new Date(0), nested: [new Date(8.64e15)] },
+      {
+        self: "x".repeat(10),
+        toJSON() {
+          return this
+        }
+      },
       Object.assign(Object.create({ inherited: "x".repeat(100) }), { own: 1 })
     ]
     for (const value of values) {
