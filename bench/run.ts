@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import { toCatalogQuery } from "../src/Domain/Discover.ts"
+import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
 import { deskCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { hammer, type Measured } from "./Measure.ts"
@@ -135,12 +135,13 @@ const program = Effect.gen(function*() {
   // References first: for the embedded store the desk will own the data directory once it starts.
   const textMix = textQueries(seed, 1_000, handoffs).map((q) => toCatalogQuery({ q }))
   const tagMix = TAGS.map((tag) => toCatalogQuery({ tag, sort: "savings" }))
-  const direct = yield* Effect.gen(function*() {
-    yield* directDiscover(textMix, connections, warmup)
-    const text = yield* directDiscover(textMix, connections, seconds)
-    const tag = yield* directDiscover(tagMix, connections, seconds)
-    return { text, tag }
-  }).pipe(Effect.provide(store.layer), Effect.orDie)
+  /** Discover's own search run directly on the bench's pool, after `warmFor` seconds of it. */
+  const measureDirect = (mix: ReadonlyArray<CatalogQuery>, warmFor: number) =>
+    Effect.gen(function*() {
+      yield* directDiscover(mix, connections, warmFor)
+      return yield* directDiscover(mix, connections, seconds)
+    }).pipe(Effect.provide(store.layer), Effect.orDie)
+  const direct = { text: yield* measureDirect(textMix, warmup), tag: yield* measureDirect(tagMix, 0) }
   yield* Console.log(
     `reference: direct discover SQL ${direct.text.rps.toFixed(0)} req/s (text), ${
       direct.tag.rps.toFixed(0)
@@ -201,6 +202,11 @@ const program = Effect.gen(function*() {
           name === "file" ? (yield* books(desk.url)).handoffs - handoffs + connections : 0
         )
         const beside = empty !== undefined && judgedByEmptyHttpApi(name) ? yield* measureEmpty(empty) : undefined
+        // On PostgreSQL the search can run beside the desk (the embedded store is the desk's alone once it runs).
+        const mix = name === "discover-text" ? textMix : name === "discover-tag" ? tagMix : undefined
+        const directBeside = rate === undefined && store.kind === "postgres" && mix !== undefined
+          ? yield* measureDirect(mix, 1)
+          : undefined
         const warming = name === "file" ? run.requests : scenario(name, seed + 1, handoffs, 0).requests
         yield* Effect.promise(() =>
           rate === undefined
@@ -223,10 +229,11 @@ const program = Effect.gen(function*() {
           peakRssMb: mb(peak),
           deskCpuMsPerRequest: cpuPerRequest(desk.cpuMs() - cpuBefore, measured),
           ...(name === "unlock-body" ? { unlocksPerSecond: run.unlocks() / measured.seconds } : {}),
-          ...(beside === undefined ? {} : { emptyHttpApiBeside: beside })
+          ...(beside === undefined ? {} : { emptyHttpApiBeside: beside }),
+          ...(directBeside === undefined ? {} : { directSqlBeside: directBeside })
         }
         results.push(row)
-        yield* Console.log(scenarioLine(row, rate === undefined ? referenceOf(name, partial, beside) : undefined))
+        yield* Console.log(scenarioLine(row, rate === undefined ? referenceOf(name, partial, row) : undefined))
       }
       const booksAfter = yield* books(desk.url)
       return { booksAfter, booksBefore, document, peakRss, results, startupMs: desk.startupMs }

@@ -32,7 +32,20 @@ describe("the bench's ratios", () => {
     expect(checks.llmsCpuVsEmptyHttpApi).toBeCloseTo(0.8)
     // Discover is judged by its own SQL, whatever was measured beside it.
     expect(checks.discoverTextVsDirectSql).toBe(0.5)
-    expect(scenarioLine(results[0]!, referenceOf("status", references, results[0]!.emptyHttpApiBeside)))
+    expect(scenarioLine(results[0]!, referenceOf("status", references, results[0]!)))
       .toContain("50 % of empty HttpApi beside it (CPU 2.00x)")
+  })
+
+  it("judge discover by its direct SQL measured beside it when it was, else by the run's", () => {
+    const tag: ScenarioResult = { ...row("discover-tag", 300, 2), directSqlBeside: measured(600) }
+    const text = row("discover-text", 300, 2)
+    const checks = checksOf([tag, text], references, { peakRssMb: 100, startupMs: 1, workers: 1 }, {
+      balanced: true,
+      receiptsAdded: 0
+    }, undefined)
+    expect(checks.discoverTagVsDirectSql).toBe(0.5)
+    expect(checks.discoverTextVsDirectSql).toBe(0.6)
+    expect(scenarioLine(tag, referenceOf("discover-tag", references, tag))).toContain("50 % of direct SQL beside it")
+    expect(scenarioLine(text, referenceOf("discover-text", references, text))).toContain("60 % of direct SQL")
   })
 })
