@@ -141,7 +141,7 @@ const program = Effect.gen(function*() {
       yield* directDiscover(mix, connections, warmFor)
       return yield* directDiscover(mix, connections, seconds)
     }).pipe(Effect.provide(store.layer), Effect.orDie)
-  const direct = { text: yield* measureDirect(textMix, warmup), tag: yield* measureDirect(tagMix, 0) }
+  const direct = { text: yield* measureDirect(textMix, warmup), tag: yield* measureDirect(tagMix, 1) }
   yield* Console.log(
     `reference: direct discover SQL ${direct.text.rps.toFixed(0)} req/s (text), ${
       direct.tag.rps.toFixed(0)
