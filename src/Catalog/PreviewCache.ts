@@ -56,7 +56,8 @@ interface Load {
  * fresh as a read of the row, and sales notify nobody (a notifying commit waits for every other one). Reads
  * arriving while a ping is out share the next one.
  * An entry is kept only from a read that began while the listener was known to hear (a ping came back since it
- * last (re)started or missed one); a missed ping drops everything. Without PostgreSQL (the embedded store, one
+ * last (re)started or missed one), and only on a preview's second read since the doorkeeper last emptied; a
+ * missed ping drops everything. Without PostgreSQL (the embedded store, one
  * desk) there is nothing cached.
  */
 const make = Effect.gen(function*() {
@@ -71,6 +72,16 @@ const make = Effect.gen(function*() {
   const run = yield* FiberSet.makeRuntime<never>()
 
   const entries = new Map<number, Preview>()
+  // The doorkeeper: seqs read once since it last emptied (at `capacity` of them). A preview is kept from its
+  // second read on, so reads spread over more previews than the cache holds do not churn it: each entry kept and
+  // dropped again unread cost more in tracking and old-generation garbage than the few hits it made.
+  const seen = new Set<number>()
+  const readBefore = (seq: number) => {
+    if (seen.has(seq)) return true
+    if (seen.size >= capacity) seen.clear()
+    seen.add(seq)
+    return false
+  }
   const loads = new Map<number, Set<Load>>()
   const pings = new Map<string, Deferred.Deferred<void>>()
   // Counts every moment the listener may have missed an announcement; `heardIn` is the last one it was known to hear.
@@ -199,7 +210,7 @@ const make = Effect.gen(function*() {
   return {
     through: (seq, load) =>
       Effect.suspend(() => {
-        if (!hearing() || !entries.has(seq)) return loadAndKeep(seq, load)
+        if (!hearing() || !entries.has(seq)) return readBefore(seq) ? loadAndKeep(seq, load) : load
         return Effect.flatMap(barrier(seq), (counts) => {
           const hit = Option.isSome(counts) ? entries.get(seq) : undefined
           const purchases = Option.isSome(counts) ? counts.value[seq] : undefined

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option, Schema } from "effect"
+import { ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
 import { PreviewCache } from "../../src/Catalog/PreviewCache.ts"
 import { FilingRequest } from "../../src/Domain/Filing.ts"
@@ -27,8 +27,10 @@ for (const backend of backends) {
             const filer = DeskId.make(newAgentId())
             const filed = yield* catalog.file(filer, decodeFiling(filing(filer)))
             const seq = Number(filed.id.replace("DESK-", ""))
-            // The listener answers its first ping shortly after the layer is built.
+            // The listener answers its first ping shortly after the layer is built. A preview is kept from its
+            // second read on.
             yield* Effect.sleep("1 second")
+            yield* catalog.get(filed.id)
             yield* catalog.get(filed.id)
             yield* unannounced(seq, "Changed behind the cache's back")
             const seen = (yield* catalog.get(filed.id)).title
@@ -64,7 +66,9 @@ for (const backend of backends) {
               (yield* untilCached(catalog.get(y.id), (title) => unannounced(seqY, title)))
             expect(cached).toBe(true)
 
-            // A read of X that read the row before the change and answers after the cache heard it.
+            // A read of X that read the row before the change and answers after the cache heard it: X's second
+            // read, one the cache would keep.
+            yield* catalog.get(x.id)
             const started = yield* Deferred.make<void>()
             const release = yield* Deferred.make<void>()
             const inFlight = yield* Effect.fork(cache.through(
@@ -82,6 +86,59 @@ for (const backend of backends) {
             expect(Option.getOrThrow(yield* Fiber.join(inFlight)).title).toBe(x.title)
             expect((yield* catalog.get(x.id)).title).toBe("X after the change")
           }))
+
+        // Only PostgreSQL's desks cache.
+        it.scoped.skipIf(backend.name !== "postgres")(
+          "keeps a preview from its second read on, and forgets first reads once it has seen as many as it holds",
+          () =>
+            Effect.gen(function*() {
+              const catalog = yield* Catalog
+              const filer = DeskId.make(newAgentId())
+              const filed = yield* Effect.forEach(
+                [0, 1, 2, 3, 4],
+                () => catalog.file(filer, decodeFiling(filing(filer)))
+              )
+              const seqs = filed.map((_) => Number(_.id.replace("DESK-", "")))
+              const [probe, a, b, c, e] = seqs as [number, number, number, number, number]
+              // A cache of two previews of its own, over the test's database.
+              const two = ConfigProvider.fromMap(new Map([["DESK_PREVIEW_CACHE", "2"]]))
+              const cache = yield* Layer.build(PreviewCache.layer.pipe(Layer.provide(Layer.setConfigProvider(two))))
+                .pipe(
+                  Effect.map(Context.get(PreviewCache))
+                )
+              // Whether a read of `seq` went to its load (the database) rather than to memory.
+              const loaded = (seq: number) =>
+                Effect.suspend(() => {
+                  let loads = 0
+                  const preview = filed[seqs.indexOf(seq)]!
+                  const load = Effect.sync(() => {
+                    loads++
+                    return Option.some(preview)
+                  })
+                  return Effect.map(cache.through(seq, load), () => loads > 0)
+                })
+              // Until its listener answers, the cache keeps nothing.
+              let served = false
+              for (let tries = 0; tries < 200 && !served; tries++) {
+                if (tries > 0) yield* Effect.sleep("20 millis")
+                served = !(yield* loaded(probe))
+              }
+              expect(served).toBe(true)
+
+              const reads = yield* Effect.forEach([a, a, a, b, c, e, b, b, b], loaded)
+              expect(reads).toEqual([
+                true, // a's first read: not kept
+                true, // its second: kept
+                false, // served
+                true, // b: the doorkeeper had seen two (probe and a) and starts over
+                true, // c
+                true, // e: starts over again, forgetting b
+                true, // b's read is a first read again: not kept
+                true, // kept
+                false
+              ])
+            })
+        )
       }
     )
   })
