@@ -26,3 +26,12 @@ export const isRateLimited = (method: string, path: string): boolean => {
   if (method !== "GET" && method !== "HEAD") return true
   return !(path === "/api/health" || discoveryDocuments.has(path) || path.startsWith("/.well-known/"))
 }
+
+/**
+ * A request that waits for a turn before the desk works on it (src/Http/Admission.ts): a limited read. Requests
+ * with a body go straight in (their client decides how long sending it takes), so do `/mcp` (its GET is an event
+ * stream) and the exempt reads above, which answer even while every turn is held by reads stuck on the database.
+ */
+export const waitsForTurn = (method: string, path: string): boolean =>
+  (method === "GET" || method === "HEAD") && path !== "/mcp" && !path.startsWith("/mcp/") &&
+  isRateLimited(method, path)

@@ -66,6 +66,13 @@ export const rateKeyOf = (ip: string): string => {
   return `${groupsOf(ip).slice(0, 4).join(":")}::/64`
 }
 
+/** The client a request counts for (its rate-limit budget, its share of the desk's turns). */
+export const clientKey = (
+  socketAddress: string | undefined,
+  forwardedFor: string | undefined,
+  trusted: ReadonlySet<string>
+): string => rateKeyOf(clientIp(socketAddress, forwardedFor, trusted))
+
 export const parseTrustedProxies = (list: string): Either.Either<ReadonlySet<string>, ConfigError.ConfigError> => {
   const ips = new Set<string>()
   for (const entry of list.split(",").map((s) => s.trim()).filter((s) => s !== "")) {

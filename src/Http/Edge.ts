@@ -6,7 +6,7 @@ import { RateLimiter } from "../RateLimiter.ts"
 import { logResponse } from "./AccessLog.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { ClientConcurrency } from "./ClientConcurrency.ts"
-import { clientIp, rateKeyOf, TrustedProxies } from "./ClientIp.ts"
+import { clientKey, TrustedProxies } from "./ClientIp.ts"
 import { busy, rateLimitHeaders, refusal } from "./RateLimit.ts"
 
 /**
@@ -72,9 +72,7 @@ export const makeEdge = Effect.gen(function*() {
       let slot: string | undefined
       const limited = () => {
         if (!isRateLimited(request.method, request.url.split("?")[0]!)) return answer
-        const key = rateKeyOf(
-          clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trusted)
-        )
+        const key = clientKey(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trusted)
         // Refused before the budget is touched: a client at its cap is not charged for knocking.
         if (!concurrency.enter(key)) return Effect.succeed(withHeaders(busy(concurrency.cap)))
         slot = key

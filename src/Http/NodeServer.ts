@@ -4,6 +4,8 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
 import { StartupError } from "../Domain/StartupError.ts"
+import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
+import { clientKey, trustedProxiesConfig } from "./ClientIp.ts"
 
 export interface Timeouts {
   /** Time allowed to receive a whole request, headers and body; and for the client to take a finished response. */
@@ -64,6 +66,7 @@ const responseDrainedWithin = (ms: number) =>
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override end(...args: Array<any>): this {
       super.end(...args)
+      this.emit(ENDED)
       if (!this.writableFinished) {
         const timer = setTimeout(() => this.destroy(), ms)
         timer.unref()
@@ -80,7 +83,11 @@ const responseDrainedWithin = (ms: number) =>
  * does not read its response, holds a connection and a fiber for at most the request timeout, not Node's
  * default five minutes (or for ever).
  */
-export const makeServer = (timeouts: Timeouts, onRefused: (code: string) => void = () => {}): Server => {
+export const makeServer = (
+  timeouts: Timeouts,
+  onRefused: (code: string) => void = () => {},
+  admission?: AdmissionOptions
+): Server => {
   const requestTimeout = timeouts.requestSeconds * 1000
   const server = createServer({
     ServerResponse: responseDrainedWithin(requestTimeout),
@@ -100,18 +107,16 @@ export const makeServer = (timeouts: Timeouts, onRefused: (code: string) => void
     }
     socket.destroy()
   })
-  holdUntilServed(server)
+  holdUntilServed(server, admission)
   return server
 }
-
-type RequestListener = (request: IncomingMessage, response: ServerResponse) => void
 
 /**
  * The server listens as soon as its layer is built, while the API behind it is still being built; Node drops a
  * request that arrives before any "request" listener exists (it is never answered). Such requests wait here
  * and go to the desk's handler as soon as it is attached.
  */
-export const holdUntilServed = (server: Server): void => {
+export const holdUntilServed = (server: Server, admission?: AdmissionOptions): void => {
   const held: Array<[IncomingMessage, ServerResponse]> = []
   const hold: RequestListener = (request, response) => {
     held.push([request, response])
@@ -122,7 +127,13 @@ export const holdUntilServed = (server: Server): void => {
     server.off("request", hold)
     // After the listener is in place (newListener fires just before), in arrival order.
     queueMicrotask(() => {
-      for (const [request, response] of held.splice(0)) listener.call(server, request, response)
+      const served: RequestListener = (request, response) => listener.call(server, request, response)
+      const serve = admission === undefined ? served : admitted(served, admission)
+      if (serve !== served) {
+        server.off("request", listener)
+        server.on("request", serve)
+      }
+      for (const [request, response] of held.splice(0)) serve(request, response)
     })
   }
   server.on("request", hold)
@@ -153,9 +164,26 @@ export const layerConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* DeskConfig
     const timeouts = yield* timeoutsConfig
+    const active = yield* activeRequestsConfig
+    const trusted = yield* trustedProxiesConfig
     const runtime = yield* Effect.runtime<never>()
     const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
-    return NodeHttpServer.layer(() => makeServer(timeouts, log), { port: config.port, host: config.host }).pipe(
+    const admission: AdmissionOptions = {
+      active,
+      clientOf: (request) => {
+        // Node joins repeated X-Forwarded-For lines into one, as the edge reads them.
+        const forwarded = request.headers["x-forwarded-for"]
+        return clientKey(
+          request.socket.remoteAddress,
+          Array.isArray(forwarded) ? forwarded.join(",") : forwarded,
+          trusted
+        )
+      }
+    }
+    return NodeHttpServer.layer(() => makeServer(timeouts, log, admission), {
+      port: config.port,
+      host: config.host
+    }).pipe(
       Layer.catchAll((error) => Layer.fail(listenFailure(config.host, config.port, error)))
     )
   })
