@@ -30,6 +30,29 @@ export const activeRequestsConfig: Config.Config<number> = Config.all([
   )
 ]).pipe(Config.map(([pool, set]) => set._tag === "Some" ? set.value : pool * 2))
 
+type Exchange = readonly [IncomingMessage, ServerResponse]
+
+/** One client's waiting requests, oldest first: read by an index, as `shift` copies a long array each time. */
+class Line {
+  private items: Array<Exchange | undefined> = []
+  private head = 0
+  get length() {
+    return this.items.length - this.head
+  }
+  push(exchange: Exchange) {
+    this.items.push(exchange)
+  }
+  take(): Exchange {
+    const exchange = this.items[this.head]!
+    this.items[this.head++] = undefined
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head)
+      this.head = 0
+    }
+    return exchange
+  }
+}
+
 const waitsItsTurn = (request: IncomingMessage) =>
   waitsForTurn(request.method ?? "", (request.url ?? "").split("?")[0]!)
 
@@ -45,7 +68,7 @@ const waitsItsTurn = (request: IncomingMessage) =>
 export const admitted = (listener: RequestListener, options: AdmissionOptions): RequestListener => {
   let inside = 0
   // Per client, its waiting requests; a Map keeps insertion order, so the first key is the client next in turn.
-  const waiting = new Map<string, Array<readonly [IncomingMessage, ServerResponse]>>()
+  const waiting = new Map<string, Line>()
 
   const enter = (request: IncomingMessage, response: ServerResponse) => {
     inside++
@@ -60,13 +83,25 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
     response.once("close", leave)
     listener(request, response)
   }
+  // A request the app answers at once ends its turn inside `enter`, which would call `next` again, one stack frame
+  // deeper per waiting request: the loop that is already running lets the next one in instead.
+  let admitting = false
   const next = () => {
+    if (admitting) return
+    admitting = true
+    try {
+      admitWaiting()
+    } finally {
+      admitting = false
+    }
+  }
+  const admitWaiting = () => {
     while (inside < options.active && waiting.size > 0) {
-      const [client, queue] = waiting.entries().next().value!
-      const [request, response] = queue.shift()!
+      const [client, line] = waiting.entries().next().value!
+      const [request, response] = line.take()
       // The client goes to the back of the turn order, or leaves it with nothing more waiting.
       waiting.delete(client)
-      if (queue.length > 0) waiting.set(client, queue)
+      if (line.length > 0) waiting.set(client, line)
       if (!response.destroyed && !request.socket.destroyed) enter(request, response)
     }
   }
@@ -74,9 +109,9 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
   return (request, response) => {
     if (!waitsItsTurn(request)) return listener(request, response)
     const client = options.clientOf(request)
-    const queue = waiting.get(client)
-    if (queue === undefined) waiting.set(client, [[request, response]])
-    else queue.push([request, response])
+    const line = waiting.get(client) ?? new Line()
+    if (line.length === 0) waiting.set(client, line)
+    line.push([request, response])
     next()
   }
 }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either } from "effect"
+import { EventEmitter } from "node:events"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { type AddressInfo, connect, type Socket } from "node:net"
-import { activeRequestsConfig } from "../../src/Http/Admission.ts"
+import { activeRequestsConfig, admitted, ENDED } from "../../src/Http/Admission.ts"
 import { makeServer } from "../../src/Http/NodeServer.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -174,5 +175,28 @@ describe("admission of reads into the app", () => {
     expect(read({ DESK_DB_POOL: "4" })).toEqual(Either.right(8))
     expect(read({ DESK_ACTIVE_REQUESTS: "3" })).toEqual(Either.right(3))
     for (const bad of ["0", "100001", "many"]) expect(Either.isLeft(read({ DESK_ACTIVE_REQUESTS: bad }))).toBe(true)
+  })
+
+  it("lets in a long line of reads the app answers at once without going deeper per read", () => {
+    // As the edge answers a client over its cap: synchronously, so each answer ends a turn inside the last.
+    const exchange = (url: string) => {
+      const response = Object.assign(new EventEmitter(), { destroyed: false }) as unknown as ServerResponse
+      const request = { method: "GET", url, socket: { destroyed: false } } as unknown as IncomingMessage
+      return [request, response] as const
+    }
+    let answered = 0
+    let held: ServerResponse | undefined
+    const serve = admitted((request, response) => {
+      if (request.url === "/read/held") held = response
+      else {
+        answered++
+        response.emit(ENDED)
+      }
+    }, { active: 1, clientOf: () => "one" })
+    serve(...exchange("/read/held"))
+    for (let n = 0; n < 50_000; n++) serve(...exchange(`/read/${n}`))
+    expect(answered).toBe(0)
+    held!.emit(ENDED)
+    expect(answered).toBe(50_000)
   })
 })
