@@ -79,8 +79,9 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
       inside--
       next()
     }
-    response.once(ENDED, leave)
-    response.once("close", leave)
+    // `on`, not `once`: `leave` runs its body once anyway, and once wraps each listener per request.
+    response.on(ENDED, leave)
+    response.on("close", leave)
     listener(request, response)
   }
   // A request the app answers at once ends its turn inside `enter`, which would call `next` again, one stack frame
@@ -108,6 +109,8 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
 
   return (request, response) => {
     if (!waitsItsTurn(request)) return listener(request, response)
+    // A free turn and nobody waiting: in at once, without finding out whose line it would join.
+    if (inside < options.active && waiting.size === 0) return enter(request, response)
     const client = options.clientOf(request)
     const line = waiting.get(client) ?? new Line()
     if (line.length === 0) waiting.set(client, line)
