@@ -16,8 +16,8 @@ export interface AdmissionOptions {
 }
 
 /**
- * How many GET requests the app works on at once, by default twice the database pool (`DESK_ACTIVE_REQUESTS`):
- * beyond the pool they would only wait for a connection.
+ * How many of the reads that wait their turn (`waitsForTurn`) the app works on at once, by default twice the
+ * database pool (`DESK_ACTIVE_REQUESTS`): beyond the pool they would only wait for a connection.
  */
 export const activeRequestsConfig: Config.Config<number> = Config.all([
   poolSizeConfig,
