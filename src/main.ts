@@ -24,7 +24,7 @@ const DeskMainLive = DeskLive.pipe(
   // fails at once instead of after the embedded database has spent seconds opening. Requests that arrive
   // meanwhile wait for the API (NodeServer.holdUntilServed).
   Layer.provide(SettlementLive),
-  Layer.provide(NodeServer.layerConfig),
+  Layer.provide(NodeServer.layerConfig.pipe(Layer.provide(TrustedProxies.layerConfig))),
   Layer.provide(DeskConfig.layer),
   Layer.provide(JsonLogger.layer),
   // No trace exporter is configured: spans would be built on every request only to be dropped.

@@ -5,7 +5,7 @@ import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
-import { clientKey, trustedProxiesConfig } from "./ClientIp.ts"
+import { clientKey, TrustedProxies } from "./ClientIp.ts"
 
 export interface Timeouts {
   /** Time allowed to receive a whole request, headers and body; and for the client to take a finished response. */
@@ -159,13 +159,13 @@ const listenFailure = (host: string, port: number, error: unknown) => {
   return new StartupError({ message })
 }
 
-/** The Node HTTP server on HOST:PORT with the configured timeouts. */
+/** The Node HTTP server on HOST:PORT with the configured timeouts, letting reads in by turns (src/Http/Admission.ts). */
 export const layerConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* DeskConfig
     const timeouts = yield* timeoutsConfig
     const active = yield* activeRequestsConfig
-    const trusted = yield* trustedProxiesConfig
+    const trusted = yield* TrustedProxies
     const runtime = yield* Effect.runtime<never>()
     const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
     const admission: AdmissionOptions = {
