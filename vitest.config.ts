@@ -9,6 +9,7 @@ const STORAGE_SUITES = [
   "test/catalog/Duplicates.test.ts",
   "test/catalog/PreviewCache.test.ts",
   "test/catalog/PreviewCacheAcrossDesks.test.ts",
+  "test/catalog/PreviewsTogether.test.ts",
   "test/catalog/SaleNotices.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",

@@ -1,8 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Context, Data, Effect, FiberSet, Layer, Option, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { isUniqueViolation } from "../Sql.ts"
+import { boarding } from "./Boarding.ts"
 import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
@@ -58,10 +59,18 @@ const make = Effect.gen(function*() {
   // Two desks starting at once may both try; the partial unique index lets exactly one in.
   const insertDemo = (row: NewHandoff) => sql`${insertInto(row)} ON CONFLICT (is_demo) WHERE is_demo DO NOTHING`
 
-  const findBySeq = SqlSchema.findOne({
-    Request: Schema.Number,
+  // Previews by id are the desk's most frequent statement: reads that arrive while one is out are answered
+  // together by the next, one round trip and one statement for the lot (each begins after every read aboard).
+  // The batch runs on a connection of its own, outside any transaction of its callers: it sees committed rows.
+  const findBySeqs = SqlSchema.findAll({
+    Request: Schema.Array(Schema.Number),
     Result: HandoffRow,
-    execute: (seq) => sql`/* prepared */ SELECT ${columns} FROM handoffs WHERE seq = ${seq}`
+    execute: (seqs) => sql`/* prepared */ SELECT ${columns} FROM handoffs WHERE seq = ANY(${seqs}::bigint[])`
+  })
+  const findBySeq = boarding({
+    run: yield* FiberSet.makeRuntime<never>(),
+    send: (seqs: ReadonlyArray<number>) =>
+      Effect.map(findBySeqs(seqs), (rows) => new Map(rows.map((row) => [row.seq, row] as const)))
   })
 
   const findSealed = SqlSchema.findOne({
@@ -129,7 +138,7 @@ const make = Effect.gen(function*() {
       ),
     findByBodyKey: (key: string) => Effect.orDie(Effect.map(findByBodyKey(key), Option.map((_) => _.seq))),
     insertDemo: (row: NewHandoff) => Effect.orDie(insertDemo(row)),
-    findBySeq: (seq: number) => Effect.orDie(findBySeq(seq)),
+    findBySeq: (seq: number) => Effect.map(Effect.orDie(findBySeq(seq)), (rows) => Option.fromNullable(rows.get(seq))),
     findSealed: (seq: number) => Effect.orDie(findSealed(seq)),
     findSealedFor: (seq: number, reader: string) => Effect.orDie(findSealedFor({ seq, reader })),
     search: (query: CatalogQuery) => Effect.orDie(search(sql, query)),
@@ -140,5 +149,5 @@ const make = Effect.gen(function*() {
 })
 
 export class HandoffRepo extends Context.Tag("HandoffRepo")<HandoffRepo, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(HandoffRepo, make)
+  static readonly layer = Layer.scoped(HandoffRepo, make)
 }

@@ -8,7 +8,6 @@ import {
   Effect,
   Exit,
   Fiber,
-  FiberId,
   FiberSet,
   Layer,
   Option,
@@ -17,6 +16,7 @@ import {
 } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Preview } from "../Domain/Preview.ts"
+import { boarding } from "./Boarding.ts"
 
 /** Where migration 0012 announces each changed handoff's seq; the cache's own pings travel on it too. */
 const CHANNEL = "handoff_changed"
@@ -152,36 +152,12 @@ const make = Effect.gen(function*() {
   })
   yield* Effect.forkScoped(Effect.forever(watch))
 
-  // The reads waiting for the next ping to go out (with the handoffs they read), and whether one is out.
-  let boarding: { readonly done: Deferred.Deferred<Option.Option<Counts>>; readonly seqs: Set<number> } | undefined
-  let flying = false
-  const depart = (): void => {
-    const group = boarding!
-    boarding = undefined
-    flying = true
-    run(
-      ping(BARRIER_WAIT, [...group.seqs]).pipe(
-        Effect.onExit((exit) =>
-          Effect.sync(() => {
-            Deferred.unsafeDone(group.done, Exit.succeed(Exit.isSuccess(exit) ? exit.value : Option.none<Counts>()))
-            flying = false
-            if (boarding !== undefined) depart()
-          })
-        )
-      )
-    )
-  }
   /**
    * Once a ping sent after this call came back (every change committed before it has been heard), the purchase
-   * count of `seq` read by the ping's statement, which began after this call: as fresh as a read of the row.
+   * counts read by the ping's statement, which began after this call: as fresh as a read of the row. Reads
+   * arriving while a ping is out share the next one.
    */
-  const barrier = (seq: number) =>
-    Effect.suspend(() => {
-      const group = boarding ??= { done: Deferred.unsafeMake(FiberId.none), seqs: new Set() }
-      group.seqs.add(seq)
-      if (!flying) depart()
-      return Deferred.await(group.done)
-    })
+  const barrier = boarding({ run, send: (seqs: ReadonlyArray<number>) => ping(BARRIER_WAIT, seqs) })
 
   const keep = (seq: number, preview: Preview) => {
     if (entries.size >= capacity) entries.delete(entries.keys().next().value!)
