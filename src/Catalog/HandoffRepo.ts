@@ -59,42 +59,65 @@ const make = Effect.gen(function*() {
   // Two desks starting at once may both try; the partial unique index lets exactly one in.
   const insertDemo = (row: NewHandoff) => sql`${insertInto(row)} ON CONFLICT (is_demo) WHERE is_demo DO NOTHING`
 
-  // Previews by id are the desk's most frequent statement: reads that arrive while one is out are answered
-  // together by the next, one round trip and one statement for the lot (each begins after every read aboard).
-  // The batch runs on a connection of its own, outside any transaction of its callers: it sees committed rows.
+  const run = yield* FiberSet.makeRuntime<never>()
+  /**
+   * Reads by key that arrive while one statement is out are answered together by the next (src/Catalog/Boarding.ts):
+   * one round trip and one statement for the lot, each beginning after every read aboard, on a connection of its
+   * own, so they see committed rows. A read inside a transaction goes alone on the transaction's connection: it
+   * sees the transaction's writes, and holding one connection while waiting for another could starve the pool.
+   */
+  const together = <K, A, E>(send: (keys: ReadonlyArray<K>) => Effect.Effect<A, E>) => {
+    const board = boarding({ run, send })
+    return (key: K) =>
+      Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        (transaction) => Option.isSome(transaction) ? send([key]) : board(key)
+      )
+  }
+  const bySeq = <A extends { readonly seq: number }>(rows: ReadonlyArray<A>) =>
+    new Map(rows.map((row) => [row.seq, row] as const))
+
+  // Previews by id are the desk's most frequent statement; a sale reads its handoff's sealed fields.
   const findBySeqs = SqlSchema.findAll({
     Request: Schema.Array(Schema.Number),
     Result: HandoffRow,
     execute: (seqs) => sql`/* prepared */ SELECT ${columns} FROM handoffs WHERE seq = ANY(${seqs}::bigint[])`
   })
-  const findBySeq = boarding({
-    run: yield* FiberSet.makeRuntime<never>(),
-    send: (seqs: ReadonlyArray<number>) =>
-      Effect.map(findBySeqs(seqs), (rows) => new Map(rows.map((row) => [row.seq, row] as const)))
-  })
+  const findBySeq = together((seqs: ReadonlyArray<number>) => Effect.map(findBySeqs(seqs), bySeq))
 
-  const findSealed = SqlSchema.findOne({
-    Request: Schema.Number,
+  const findSealeds = SqlSchema.findAll({
+    Request: Schema.Array(Schema.Number),
     Result: SealedRow,
-    execute: (seq) =>
-      sql`/* prepared */ SELECT seq, title, teaser, filer_did, price_micro, is_demo, hash FROM handoffs WHERE seq = ${seq}`
+    execute: (seqs) =>
+      sql`/* prepared */ SELECT seq, title, teaser, filer_did, price_micro, is_demo, hash FROM handoffs
+        WHERE seq = ANY(${seqs}::bigint[])`
   })
+  const findSealed = together((seqs: ReadonlyArray<number>) => Effect.map(findSealeds(seqs), bySeq))
 
   /**
-   * A handoff's sealed fields with its body when `reader` may read it (its filer, or a holder of a receipt for it),
-   * else with a null body, and whether the reader reads only by signing in: the checks and the read in one
-   * statement.
+   * For each (handoff, reader) asked, the handoff's sealed fields with its body when the reader may read it (its
+   * filer, or a holder of a receipt for it), else with a null body, and whether the reader reads only by signing
+   * in: the checks and the read in one statement. Each row names the reader it was read for.
    */
-  const findSealedFor = SqlSchema.findOne({
-    Request: Schema.Struct({ seq: Schema.Number, reader: Schema.String }),
-    Result: SealedWithBody,
-    execute: ({ reader, seq }) =>
-      sql`/* prepared */ SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash,
-          CASE WHEN h.filer_did = ${reader}
-            OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = ${reader}) THEN h.body END AS body,
-          coalesce((SELECT a.require_sign_in FROM agents a WHERE a.id = ${reader}), false) AS reader_requires_sign_in
-        FROM handoffs h WHERE h.seq = ${seq}`
+  const findSealedsFor = SqlSchema.findAll({
+    Request: Schema.Struct({ seqs: Schema.Array(Schema.Number), readers: Schema.Array(Schema.String) }),
+    Result: Schema.Struct({ ...SealedWithBody.fields, reader: Schema.String }),
+    execute: ({ readers, seqs }) =>
+      sql`/* prepared */ SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash, q.reader,
+          CASE WHEN h.filer_did = q.reader
+            OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = q.reader) THEN h.body END
+            AS body,
+          coalesce((SELECT a.require_sign_in FROM agents a WHERE a.id = q.reader), false) AS reader_requires_sign_in
+        FROM unnest(${seqs}::bigint[], ${readers}::text[]) AS q(seq, reader) JOIN handoffs h ON h.seq = q.seq`
   })
+  // Keyed by handoff and reader together: a row read for one reader never answers another.
+  const readKey = (seq: number, reader: string) => `${seq} ${reader}`
+  const findSealedFor = together((asked: ReadonlyArray<{ readonly seq: number; readonly reader: string }>) =>
+    Effect.map(
+      findSealedsFor({ seqs: asked.map((_) => _.seq), readers: asked.map((_) => _.reader) }),
+      (rows) => new Map(rows.map(({ reader, ...row }) => [readKey(row.seq, reader), row] as const))
+    )
+  )
 
   const tagCounts = SqlSchema.findAll({
     Request: Schema.Void,
@@ -139,8 +162,13 @@ const make = Effect.gen(function*() {
     findByBodyKey: (key: string) => Effect.orDie(Effect.map(findByBodyKey(key), Option.map((_) => _.seq))),
     insertDemo: (row: NewHandoff) => Effect.orDie(insertDemo(row)),
     findBySeq: (seq: number) => Effect.map(Effect.orDie(findBySeq(seq)), (rows) => Option.fromNullable(rows.get(seq))),
-    findSealed: (seq: number) => Effect.orDie(findSealed(seq)),
-    findSealedFor: (seq: number, reader: string) => Effect.orDie(findSealedFor({ seq, reader })),
+    findSealed: (seq: number) =>
+      Effect.map(Effect.orDie(findSealed(seq)), (rows) => Option.fromNullable(rows.get(seq))),
+    findSealedFor: (seq: number, reader: string) =>
+      Effect.map(
+        Effect.orDie(findSealedFor({ seq, reader })),
+        (rows) => Option.fromNullable(rows.get(readKey(seq, reader)))
+      ),
     search: (query: CatalogQuery) => Effect.orDie(search(sql, query)),
     tagCounts: Effect.orDie(tagCounts(undefined)),
     tagStats: Effect.orDie(tagStats(undefined)),
