@@ -104,9 +104,8 @@ const make = Effect.gen(function*() {
     Result: Schema.Struct({ ...SealedWithBody.fields, reader: Schema.String }),
     execute: ({ readers, seqs }) =>
       sql`/* prepared */ SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash, q.reader,
-          CASE WHEN h.filer_did = q.reader
-            OR EXISTS (SELECT 1 FROM receipts r WHERE r.handoff_seq = h.seq AND r.payer = q.reader) THEN h.body END
-            AS body,
+          CASE WHEN h.filer_did = q.reader OR EXISTS (SELECT 1 FROM receipts r
+            WHERE r.handoff_seq = h.seq AND r.payer = q.reader) THEN h.body END AS body,
           coalesce((SELECT a.require_sign_in FROM agents a WHERE a.id = q.reader), false) AS reader_requires_sign_in
         FROM unnest(${seqs}::bigint[], ${readers}::text[]) AS q(seq, reader) JOIN handoffs h ON h.seq = q.seq`
   })
