@@ -1,9 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Data, Effect, FiberSet, Layer, Option, Schema } from "effect"
+import { boarding } from "../Boarding.ts"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { isUniqueViolation } from "../Sql.ts"
-import { boarding } from "./Boarding.ts"
 import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
@@ -61,7 +61,7 @@ const make = Effect.gen(function*() {
 
   const run = yield* FiberSet.makeRuntime<never>()
   /**
-   * Reads by key that arrive while one statement is out are answered together by the next (src/Catalog/Boarding.ts):
+   * Reads by key that arrive while one statement is out are answered together by the next (src/Boarding.ts):
    * one round trip and one statement for the lot, each beginning after every read aboard, on a connection of its
    * own, so they see committed rows. A read inside a transaction goes alone on the transaction's connection: it
    * sees the transaction's writes, and holding one connection while waiting for another could starve the pool.

@@ -15,8 +15,8 @@ import {
   Stream
 } from "effect"
 import { randomUUID } from "node:crypto"
+import { boarding } from "../Boarding.ts"
 import type { Preview } from "../Domain/Preview.ts"
-import { boarding } from "./Boarding.ts"
 
 /** Where migration 0012 announces each changed handoff's seq; the cache's own pings travel on it too. */
 const CHANNEL = "handoff_changed"

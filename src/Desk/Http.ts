@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Exit, Option, Runtime, Schema } from "effect"
 import { DeskApi } from "../Api.ts"
+import { boarding } from "../Boarding.ts"
 import { DeskConfig } from "../Config.ts"
 import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
@@ -34,12 +35,19 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
     const silent = new Unavailable({
       message: `The ${databaseKind} database does not answer; retry in a few seconds.`
     })
+    // Checks made while a probe is out share the next one: health is exempt from the rate limit, so a flood of
+    // checks must not become a flood of statements. A probe lands within the timeout, answered or not, without
+    // waiting for its statement's interruption, so a silent database never holds back the next one.
+    const probe = boarding({
+      run: Runtime.runFork(runtime),
+      send: () => sql`SELECT 1`.pipe(Effect.disconnect, Effect.timeout(HEALTH_TIMEOUT_MS), Effect.asVoid)
+    })
     /**
-     * `SELECT 1` answered within two seconds. The statement runs on a fiber of its own, raced by a timer that
-     * answers at once and leaves the statement to be interrupted behind it. Through Effect.timeout the answer
-     * waited for that interruption too (a pg cancel, sent to the same silent server): 7 s, not 2, against a
-     * database that stopped answering (test/process/SilentDatabase.test.ts); and forking from the request's fiber
-     * and joining back cost about 100 us of the health check's ~330 us of CPU.
+     * A probe (`SELECT 1`) begun after the check answered within two seconds. The wait runs on a fiber of its own,
+     * raced by a timer that answers at once and leaves the wait to be interrupted behind it. Through
+     * Effect.timeout the answer waited for the statement's interruption too (a pg cancel, sent to the same silent
+     * server): 7 s, not 2, against a database that stopped answering (test/process/SilentDatabase.test.ts); and
+     * forking from the request's fiber and joining back cost about 100 us of the health check's ~330 us of CPU.
      */
     const databaseAnswers = Effect.async<void, Unavailable>((resume) => {
       // Whichever comes first answers; a later call of resume is ignored.
@@ -47,7 +55,7 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
         resume(Effect.fail(silent))
         interrupt()
       }, HEALTH_TIMEOUT_MS)
-      const interrupt = Runtime.runCallback(runtime)(sql`SELECT 1`, {
+      const interrupt = Runtime.runCallback(runtime)(probe(true), {
         onExit: (exit) => {
           clearTimeout(timer)
           resume(Exit.isSuccess(exit) ? Effect.void : Effect.fail(silent))

@@ -9,7 +9,7 @@ import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
 // DATABASE_URL; skipped without it.
 describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", () => {
   it.scopedLive(
-    "/api/health answers 503 with Retry-After within about two seconds, every time",
+    "/api/health answers 503 with Retry-After within about two seconds, every time, and 200 once it answers again",
     () =>
       Effect.gen(function*() {
         const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
@@ -30,6 +30,11 @@ describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", (
           expect(took).toBeGreaterThanOrEqual(1_900)
           expect(took).toBeLessThan(3_500)
         }
+
+        // Answering again, it is healthy again at once: no probe sent to the silent server holds back the next.
+        proxy.setDelay(0)
+        const again = yield* send(`${desk.url}/api/health`, { fresh: true })
+        expect(again.status).toBe(200)
       }),
     60_000
   )

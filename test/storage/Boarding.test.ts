@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberSet } from "effect"
-import { boarding } from "../../src/Catalog/Boarding.ts"
+import { boarding } from "../../src/Boarding.ts"
 
 /** A boarding whose batches wait until the test lands them, recording the keys each one carried. */
 const gated = Effect.gen(function*() {
