@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { delayProxy } from "../support/DelayProxy.ts"
+import { deskBehindDelayProxy } from "../support/DelayProxy.ts"
 import { send } from "../support/Loopback.ts"
-import { startDesk } from "../support/Process.ts"
-import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
+import { DATABASE_URL } from "../support/Storage.ts"
 
 // /api/health is exempt from the rate limit (monitors call it freely), so a flood of it must not become a flood of
 // statements. Needs DATABASE_URL (a real server behind a slow link); skipped without it.
@@ -12,12 +11,8 @@ describe.skipIf(DATABASE_URL === undefined)("a flood of health checks", () => {
     "shares its database probes: 80 checks at once over a 400 ms link all answer 200 within the health timeout",
     () =>
       Effect.gen(function*() {
-        const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
-        const proxy = yield* delayProxy({ host: url.hostname, port: Number(url.port || "5432") }, 0)
-        url.hostname = "127.0.0.1"
-        url.port = String(proxy.port)
         // A pool of 4: one probe per check would need 20 round trips of 400 ms in turn, far past the 2 s timeout.
-        const desk = yield* startDesk({ env: { DATABASE_URL: url.toString(), DESK_DB_POOL: "4" } })
+        const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_DB_POOL: "4" })
         expect((yield* send(`${desk.url}/api/health`, { fresh: true })).status).toBe(200)
 
         proxy.setDelay(400)

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { delayProxy } from "../support/DelayProxy.ts"
+import { deskBehindDelayProxy } from "../support/DelayProxy.ts"
 import { send } from "../support/Loopback.ts"
-import { startDesk } from "../support/Process.ts"
-import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
+import { DATABASE_URL } from "../support/Storage.ts"
 
 // A PostgreSQL that keeps its connections open but stops answering (a partition, a stalled server). Needs
 // DATABASE_URL; skipped without it.
@@ -12,11 +11,7 @@ describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", (
     "/api/health answers 503 with Retry-After within about two seconds, every time, and 200 once it answers again",
     () =>
       Effect.gen(function*() {
-        const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
-        const proxy = yield* delayProxy({ host: url.hostname, port: Number(url.port || "5432") }, 0)
-        url.hostname = "127.0.0.1"
-        url.port = String(proxy.port)
-        const desk = yield* startDesk({ env: { DATABASE_URL: url.toString() } })
+        const { desk, proxy } = yield* deskBehindDelayProxy()
         expect((yield* send(`${desk.url}/api/health`, { fresh: true })).status).toBe(200)
 
         proxy.setDelay(120_000)

@@ -1,5 +1,7 @@
 import { Effect } from "effect"
 import { connect, createServer, type Socket } from "node:net"
+import { startDesk } from "./Process.ts"
+import { DATABASE_URL, freshDatabaseUrl } from "./Storage.ts"
 
 /**
  * A TCP proxy on 127.0.0.1 that hands every byte the server sends back to its client `delayMs` late (in order),
@@ -47,3 +49,17 @@ export const delayProxy = (target: { readonly host: string; readonly port: numbe
     }),
     (proxy) => Effect.promise(proxy.close)
   )
+
+/**
+ * A desk (`startDesk`, with `env`) on a fresh database of DATABASE_URL's server, which it reaches through a delay
+ * proxy, at no delay until the test sets one. Needs DATABASE_URL.
+ */
+export const deskBehindDelayProxy = (env: Record<string, string> = {}) =>
+  Effect.gen(function*() {
+    const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
+    const proxy = yield* delayProxy({ host: url.hostname, port: Number(url.port || "5432") }, 0)
+    url.hostname = "127.0.0.1"
+    url.port = String(proxy.port)
+    const desk = yield* startDesk({ env: { ...env, DATABASE_URL: url.toString() } })
+    return { desk, proxy }
+  })
