@@ -1,9 +1,11 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Data, Effect, FiberSet, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Data, Duration, Effect, FiberSet, Layer, Option, Schema } from "effect"
 import { boarding } from "../Boarding.ts"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { isUniqueViolation } from "../Sql.ts"
+import { statementTimeoutConfig } from "../Storage.ts"
 import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
@@ -34,6 +36,9 @@ const SealedWithBody = Schema.Struct({
   reader_requires_sign_in: Schema.Boolean
 })
 
+/** How long past the statement timeout a batch of reads waits for PostgreSQL's cancellation before giving up. */
+const SILENT_GRACE_MS = 2_000
+
 /** An insert refused by the unique body key: another handoff lists this body (the constraint is the backstop). */
 export class BodyTaken extends Data.TaggedError("BodyTaken")<{ readonly bodyKey: string }> {}
 
@@ -60,6 +65,28 @@ const make = Effect.gen(function*() {
   const insertDemo = (row: NewHandoff) => sql`${insertInto(row)} ON CONFLICT (is_demo) WHERE is_demo DO NOTHING`
 
   const run = yield* FiberSet.makeRuntime<never>()
+  // On PostgreSQL a batch that has not landed this long after its statement should have been cancelled is given
+  // up (a silent server or link): its reads answer 503, and the next batch departs on another connection.
+  const statementTimeoutMs = yield* statementTimeoutConfig
+  const givenUpAfter = Option.isSome(yield* Effect.serviceOption(PgClient.PgClient)) && statementTimeoutMs > 0
+    ? Option.some(Duration.millis(statementTimeoutMs + SILENT_GRACE_MS))
+    : Option.none()
+  const bounded = <A, E>(statement: Effect.Effect<A, E>): Effect.Effect<A, E | SqlError.SqlError> =>
+    Option.match(givenUpAfter, {
+      onNone: () => statement,
+      onSome: (duration) =>
+        statement.pipe(
+          Effect.disconnect,
+          Effect.timeoutFail({
+            duration,
+            onTimeout: () =>
+              new SqlError.SqlError({
+                message: `PgClient: no answer within ${Duration.format(duration)}`,
+                cause: undefined
+              })
+          })
+        )
+    })
   /**
    * Reads by key that arrive while one statement is out are answered together by the next (src/Boarding.ts):
    * one round trip and one statement for the lot, each beginning after every read aboard, on a connection of its
@@ -67,7 +94,7 @@ const make = Effect.gen(function*() {
    * sees the transaction's writes, and holding one connection while waiting for another could starve the pool.
    */
   const together = <K, A, E>(send: (keys: ReadonlyArray<K>) => Effect.Effect<A, E>) => {
-    const board = boarding({ run, send })
+    const board = boarding({ run, send: (keys: ReadonlyArray<K>) => bounded(send(keys)) })
     return (key: K) =>
       Effect.flatMap(
         Effect.serviceOption(SqlClient.TransactionConnection),

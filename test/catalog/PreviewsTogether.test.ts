@@ -14,7 +14,7 @@ for (const backend of backends) {
     layer(servicesOn(backend.layer), { excludeTestServices: true, timeout: "120 seconds" })(
       `over ${backend.name}`,
       (it) => {
-        it.effect("reads made at once, many boarding one statement, each get their own handoff or not-found", () =>
+        it.effect("reads made at once (boarding shared statements) each get their own handoff or not-found", () =>
           Effect.gen(function*() {
             const catalog = yield* Catalog
             const filed = yield* Effect.forEach([1, 2, 3, 4, 5], () => {

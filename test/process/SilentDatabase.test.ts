@@ -33,4 +33,28 @@ describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", (
       }),
     60_000
   )
+
+  it.scopedLive(
+    "a preview read sent to the silent database answers 503 within the statement timeout and a grace, and the next " +
+      "read, once the database answers again, is not held behind it",
+    () =>
+      Effect.gen(function*() {
+        const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_STATEMENT_TIMEOUT_MS: "1000" })
+        const preview = `${desk.url}/api/handoffs/DESK-1`
+        expect((yield* send(preview, { fresh: true })).status).toBe(200)
+
+        proxy.setDelay(120_000)
+        const started = Date.now()
+        const lost = yield* send(preview, { fresh: true })
+        expect(lost.status).toBe(503)
+        expect(lost.json).toMatchObject({ ok: false, error: "unavailable" })
+        // The statement timeout (1 s) and the grace after it (2 s) for a database that does not even cancel.
+        expect(Date.now() - started).toBeLessThan(5_000)
+
+        // Reads boarding one statement: the next batch departs although the silent one never landed.
+        proxy.setDelay(0)
+        expect((yield* send(preview, { fresh: true })).status).toBe(200)
+      }),
+    60_000
+  )
 })
