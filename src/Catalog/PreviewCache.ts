@@ -108,8 +108,11 @@ const make = Effect.gen(function*() {
   /**
    * The purchase counts of `seqs` as of now, once a ping sent with them comes back on the listener within
    * `within` with nothing missed meanwhile; none otherwise. One statement sends the ping and reads the counts.
+   * A `detached` ping answers at `within` even when its statement cannot be interrupted yet (a silent server or
+   * link: its cancellation waits for the server too), leaving the interruption to finish behind it; the watch's
+   * own pings wait for it, so an outage never has more than one of them out.
    */
-  const ping = (within: Duration.DurationInput, seqs: ReadonlyArray<number>) =>
+  const ping = (within: Duration.DurationInput, seqs: ReadonlyArray<number>, detached = false) =>
     Effect.gen(function*() {
       const sentIn = epoch
       const nonce = randomUUID()
@@ -122,6 +125,7 @@ const make = Effect.gen(function*() {
         Effect.flatMap((rows) => decodePing(rows[0])),
         Effect.map((row): Counts => row.purchases),
         Effect.zipLeft(Deferred.await(back)),
+        (statement) => detached ? Effect.disconnect(statement) : statement,
         Effect.timeout(within),
         Effect.map(Option.some),
         Effect.orElseSucceed(() => Option.none<Counts>()),
@@ -155,9 +159,9 @@ const make = Effect.gen(function*() {
   /**
    * Once a ping sent after this call came back (every change committed before it has been heard), the purchase
    * counts read by the ping's statement, which began after this call: as fresh as a read of the row. Reads
-   * arriving while a ping is out share the next one.
+   * arriving while a ping is out share the next one. Detached: a reader waits at most BARRIER_WAIT for it.
    */
-  const barrier = boarding({ run, send: (seqs: ReadonlyArray<number>) => ping(BARRIER_WAIT, seqs) })
+  const barrier = boarding({ run, send: (seqs: ReadonlyArray<number>) => ping(BARRIER_WAIT, seqs, true) })
 
   const keep = (seq: number, preview: Preview) => {
     if (entries.size >= capacity) entries.delete(entries.keys().next().value!)

@@ -57,4 +57,29 @@ describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", (
       }),
     60_000
   )
+
+  it.scopedLive(
+    "a preview held in the cache, read from the silent database, answers 503 as an uncached one does: its barrier " +
+      "gives up at its second, not when its statement's cancellation does",
+    () =>
+      Effect.gen(function*() {
+        const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_STATEMENT_TIMEOUT_MS: "1000" })
+        const preview = `${desk.url}/api/handoffs/DESK-1`
+        // The cache keeps a preview once its listener has been heard (its first ping) and from the second read on.
+        yield* Effect.sleep("1500 millis")
+        for (let i = 0; i < 4; i++) expect((yield* send(preview, { fresh: true })).status).toBe(200)
+
+        proxy.setDelay(120_000)
+        const started = Date.now()
+        const lost = yield* send(preview, { fresh: true })
+        expect(lost.status).toBe(503)
+        // The barrier (1 s), then the read itself: the statement timeout (1 s) and its grace (2 s). Waiting for the
+        // barrier statement's cancellation, which a silent server never confirms, took 9 s.
+        expect(Date.now() - started).toBeLessThan(6_000)
+
+        proxy.setDelay(0)
+        expect((yield* send(preview, { fresh: true })).status).toBe(200)
+      }),
+    60_000
+  )
 })
