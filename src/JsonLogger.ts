@@ -1,4 +1,5 @@
-import { Layer, Logger } from "effect"
+import { Effect, Layer, Logger } from "effect"
+import { AccessLines } from "./Http/AccessLog.ts"
 
 const MAX_PENDING_CHARS = 64 * 1024
 
@@ -28,12 +29,15 @@ export const make = (write: (text: string) => void) => {
       setImmediate(flush)
     }
   }
-  return { logger: Logger.map(Logger.jsonLogger, push), flush }
+  return { logger: Logger.map(Logger.jsonLogger, push), flush, push }
 }
 
-/** Replaces the default logger for the whole process; stdout writes are synchronous on Linux, so exit loses nothing. */
-export const layer = Layer.suspend(() => {
-  const { flush, logger } = make((text) => process.stdout.write(text))
+/**
+ * Replaces the default logger for the whole process, and takes the access lines (src/Http/AccessLog.ts) into the
+ * same stdout buffer; stdout writes are synchronous on Linux, so exit loses nothing.
+ */
+export const layer = Layer.unwrapEffect(Effect.sync(() => {
+  const { flush, logger, push } = make((text) => process.stdout.write(text))
   process.once("exit", flush)
-  return Logger.replace(Logger.defaultLogger, logger)
-})
+  return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Layer.succeed(AccessLines, push))
+}))

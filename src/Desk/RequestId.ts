@@ -1,7 +1,4 @@
-import { Context } from "effect"
 import { randomUUID } from "node:crypto"
-
-export class RequestId extends Context.Tag("RequestId")<RequestId, string>() {}
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/
 

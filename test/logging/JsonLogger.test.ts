@@ -34,4 +34,17 @@ describe("JsonLogger", () => {
     await nextTurn()
     expect(writes).toHaveLength(1)
   })
+
+  it("takes access lines into the same buffer, in the order they come", async () => {
+    const writes: Array<string> = []
+    const { logger, push } = JsonLogger.make((text) => writes.push(text))
+    push(JSON.stringify({ message: "Sent HTTP response" }))
+    await Effect.runPromise(Effect.log("after").pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))))
+    await nextTurn()
+    expect(writes).toHaveLength(1)
+    expect(writes[0]!.trimEnd().split("\n").map((line) => JSON.parse(line).message)).toEqual([
+      "Sent HTTP response",
+      "after"
+    ])
+  })
 })
