@@ -63,7 +63,9 @@ export const guardBody = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.gen(function*() {
-    const declared = Number(request.headers["content-length"] ?? "0")
+    // A copy of Node's headers each time it is read: read once.
+    const headers = request.headers
+    const declared = Number(headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) return tooLarge
     const read = yield* request.arrayBuffer.pipe(
       HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
@@ -79,7 +81,7 @@ export const guardBody = <E, R>(
     }
     const next = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, bytes, text)))
     if (text.trim() === "") return yield* next
-    const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
+    const mediaType = (headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
     if (mediaType !== "application/json") {
       return errorResponse(
         UnsupportedMediaType,

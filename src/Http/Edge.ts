@@ -38,7 +38,9 @@ export const makeEdge = Effect.gen(function*() {
     Effect.withFiberRuntime((fiber) => {
       const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
       const response = NodeHttpServerRequest.toServerResponse(request)
-      const id = requestIdOf(request.headers["x-request-id"])
+      // A copy of Node's headers each time it is read: read once.
+      const headers = request.headers
+      const id = requestIdOf(headers["x-request-id"])
       response.setHeader("x-request-id", id)
       logWhenDone(lines, fiber, request, response, id)
       // The server runs each request on a fiber of its own: the id goes straight into that fiber's log annotations
@@ -55,7 +57,7 @@ export const makeEdge = Effect.gen(function*() {
       if (!isRateLimited(request.method, request.url.split("?")[0]!)) return Effect.zipRight(tagged, answer)
       const key = clientKey(
         request.remoteAddress._tag === "Some" ? request.remoteAddress.value : undefined,
-        request.headers["x-forwarded-for"],
+        headers["x-forwarded-for"],
         trusted
       )
       // Refused before the budget is touched: a client at its cap is not charged for knocking.
