@@ -1,5 +1,17 @@
 import type { HttpServerRequest } from "@effect/platform"
-import { Cause, Context, type Fiber, FiberId, FiberRef, HashMap, List, LogLevel, LogSpan, Option } from "effect"
+import {
+  Cause,
+  Context,
+  type Fiber,
+  FiberId,
+  FiberRef,
+  HashMap,
+  List,
+  type Logger,
+  LogLevel,
+  LogSpan,
+  Option
+} from "effect"
 import type { ServerResponse } from "node:http"
 
 const DESK_ID = /did:desk:([0-9a-f]{4})[0-9a-f]*([0-9a-f]{4})/gi
@@ -38,6 +50,8 @@ export class AccessLines extends Context.Tag("AccessLines")<AccessLines, (line: 
 /** The status logged for a response whose client left before it was finished, as the platform logs one. */
 const CLIENT_GONE = 499
 
+const MESSAGE = "Sent HTTP response"
+
 /**
  * One line per response, like HttpMiddleware.logger, with the URL redacted; bodies and headers are never logged.
  * It is written when Node is done with the response (sent, or its client gone: 499) with the time since the
@@ -55,35 +69,40 @@ export const logWhenDone = (
 ): void => {
   if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return
   const startedAt = Date.now()
+  // What the line needs of the fiber is taken now: the listener keeps nothing of the request's fiber alive.
+  const fiberId = fiber.id()
+  const loggers = Option.isNone(lines) ? fiber.getFiberRef(FiberRef.currentLoggers) : undefined
+  const context = loggers === undefined ? undefined : fiber.getFiberRefs()
+  const method = request.method
+  const url = request.url
   response.once("close", () => {
-    const status = response.writableFinished ? response.statusCode : CLIENT_GONE
-    const url = redactUrl(request.url)
+    const annotations = {
+      requestId,
+      "http.method": method,
+      "http.url": redactUrl(url),
+      "http.status": response.writableFinished ? response.statusCode : CLIENT_GONE
+    }
     const date = new Date()
     if (Option.isSome(lines)) {
       return lines.value(JSON.stringify({
-        message: "Sent HTTP response",
+        message: MESSAGE,
         logLevel: LogLevel.Info.label,
         timestamp: date.toISOString(),
-        annotations: { requestId, "http.method": request.method, "http.url": url, "http.status": status },
+        annotations,
         spans: { http: date.getTime() - startedAt },
-        fiberId: FiberId.threadName(fiber.id())
+        fiberId: FiberId.threadName(fiberId)
       }))
     }
-    const entry = {
-      fiberId: fiber.id(),
+    const entry: Logger.Logger.Options<unknown> = {
+      fiberId,
       logLevel: LogLevel.Info,
-      message: "Sent HTTP response",
+      message: MESSAGE,
       cause: Cause.empty,
-      context: fiber.getFiberRefs(),
+      context: context!,
       spans: List.make(LogSpan.make("http", startedAt)),
-      annotations: HashMap.fromIterable<string, unknown>([
-        ["requestId", requestId],
-        ["http.method", request.method],
-        ["http.url", url],
-        ["http.status", status]
-      ]),
+      annotations: HashMap.fromIterable<string, unknown>(Object.entries(annotations)),
       date
     }
-    for (const logger of fiber.getFiberRef(FiberRef.currentLoggers)) logger.log(entry)
+    for (const logger of loggers!) logger.log(entry)
   })
 }

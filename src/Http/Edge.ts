@@ -60,12 +60,22 @@ export const makeEdge = Effect.gen(function*() {
         headers["x-forwarded-for"],
         trusted
       )
-      // Refused before the budget is touched: a client at its cap is not charged for knocking.
-      if (!concurrency.enter(key)) return Effect.succeed(busy(concurrency.cap))
       const limited = Effect.flatMap(limiter.consume(key), (decision) => {
         setHeaders(response, rateLimitHeaders(limiter.policy, decision))
         return decision.allowed ? answer : Effect.succeed(refusal(limiter.policy, decision))
       })
-      return Effect.ensuring(Effect.zipRight(tagged, limited), Effect.sync(() => concurrency.leave(key)))
+      // The slot is taken inside the finalizer's reach, so no interruption can come between taking and giving back.
+      let entered = false
+      return Effect.ensuring(
+        Effect.suspend(() => {
+          // Refused before the budget is touched: a client at its cap is not charged for knocking.
+          if (!concurrency.enter(key)) return Effect.succeed(busy(concurrency.cap))
+          entered = true
+          return Effect.zipRight(tagged, limited)
+        }),
+        Effect.sync(() => {
+          if (entered) concurrency.leave(key)
+        })
+      )
     })
 })
