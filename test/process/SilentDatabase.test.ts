@@ -34,52 +34,45 @@ describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", (
     60_000
   )
 
+  /**
+   * A desk (statement timeout 1 s) whose preview of DESK-1 is read `readsBefore` times, then read once its database
+   * has gone silent: that read must answer 503 `unavailable` within `withinMs`, and the next, once the database
+   * answers again, 200 (not held behind the lost one).
+   */
+  const lostThenBack = (options: { readonly readsBefore: number; readonly withinMs: number }) =>
+    Effect.gen(function*() {
+      const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_STATEMENT_TIMEOUT_MS: "1000" })
+      const preview = `${desk.url}/api/handoffs/DESK-1`
+      // The cache keeps a preview once its listener has been heard (its first ping) and from the second read on.
+      if (options.readsBefore > 1) yield* Effect.sleep("1500 millis")
+      for (let i = 0; i < options.readsBefore; i++) expect((yield* send(preview, { fresh: true })).status).toBe(200)
+
+      proxy.setDelay(120_000)
+      const started = Date.now()
+      const lost = yield* send(preview, { fresh: true })
+      expect(lost.status).toBe(503)
+      expect(lost.json).toMatchObject({ ok: false, error: "unavailable" })
+      expect(Date.now() - started).toBeLessThan(options.withinMs)
+
+      proxy.setDelay(0)
+      expect((yield* send(preview, { fresh: true })).status).toBe(200)
+    })
+
   it.scopedLive(
     "a preview read sent to the silent database answers 503 within the statement timeout and a grace, and the next " +
       "read, once the database answers again, is not held behind it",
-    () =>
-      Effect.gen(function*() {
-        const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_STATEMENT_TIMEOUT_MS: "1000" })
-        const preview = `${desk.url}/api/handoffs/DESK-1`
-        expect((yield* send(preview, { fresh: true })).status).toBe(200)
-
-        proxy.setDelay(120_000)
-        const started = Date.now()
-        const lost = yield* send(preview, { fresh: true })
-        expect(lost.status).toBe(503)
-        expect(lost.json).toMatchObject({ ok: false, error: "unavailable" })
-        // The statement timeout (1 s) and the grace after it (2 s) for a database that does not even cancel.
-        expect(Date.now() - started).toBeLessThan(5_000)
-
-        // Reads boarding one statement: the next batch departs although the silent one never landed.
-        proxy.setDelay(0)
-        expect((yield* send(preview, { fresh: true })).status).toBe(200)
-      }),
+    // The statement timeout (1 s) and the grace after it (2 s) for a database that does not even cancel; reads
+    // boarding one statement: the next batch departs although the silent one never landed.
+    () => lostThenBack({ readsBefore: 1, withinMs: 5_000 }),
     60_000
   )
 
   it.scopedLive(
     "a preview held in the cache, read from the silent database, answers 503 as an uncached one does: its barrier " +
       "gives up at its second, not when its statement's cancellation does",
-    () =>
-      Effect.gen(function*() {
-        const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_STATEMENT_TIMEOUT_MS: "1000" })
-        const preview = `${desk.url}/api/handoffs/DESK-1`
-        // The cache keeps a preview once its listener has been heard (its first ping) and from the second read on.
-        yield* Effect.sleep("1500 millis")
-        for (let i = 0; i < 4; i++) expect((yield* send(preview, { fresh: true })).status).toBe(200)
-
-        proxy.setDelay(120_000)
-        const started = Date.now()
-        const lost = yield* send(preview, { fresh: true })
-        expect(lost.status).toBe(503)
-        // The barrier (1 s), then the read itself: the statement timeout (1 s) and its grace (2 s). Waiting for the
-        // barrier statement's cancellation, which a silent server never confirms, took 9 s.
-        expect(Date.now() - started).toBeLessThan(6_000)
-
-        proxy.setDelay(0)
-        expect((yield* send(preview, { fresh: true })).status).toBe(200)
-      }),
+    // The barrier (1 s), then the read itself: the statement timeout (1 s) and its grace (2 s). Waiting for the
+    // barrier statement's cancellation, which a silent server never confirms, took 9 s.
+    () => lostThenBack({ readsBefore: 4, withinMs: 6_000 }),
     60_000
   )
 })
