@@ -34,6 +34,8 @@ export interface RateStore {
     limit: number,
     windowMicros: number
   ) => Effect.Effect<WindowStep, Cause.UnknownException | Cause.TimeoutException>
+  /** The same step answered at once, by a store in this process's memory; absent where the store is elsewhere. */
+  readonly takeNow?: (key: string, limit: number, windowMicros: number) => WindowStep
 }
 
 const positiveInteger = (name: string, fallback: number) =>
@@ -51,6 +53,11 @@ const seconds = (micros: number) => Math.ceil(micros / 1_000_000)
 
 export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
   readonly consume: (key: string) => Effect.Effect<RateDecision>
+  /**
+   * `consume` answered at once, where the store is in this process's memory (it never fails): the edge calls it
+   * on every limited request, where each effect step costs. Undefined where the store must be asked elsewhere.
+   */
+  readonly consumeNow: ((key: string) => RateDecision) | undefined
   readonly policy: RatePolicy
 }>() {
   /**
@@ -101,8 +108,10 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
         return Effect.as(Effect.logInfo("Rate limit store answers again"), decide(step))
       }
 
+      const takeNow = store.takeNow
       return RateLimiter.of({
         policy,
+        consumeNow: takeNow === undefined ? undefined : (key) => decide(takeNow(key, policy.limit, windowMicros)),
         // Not an Effect.fn: it runs on every request, and its span would go nowhere.
         consume: (key: string) =>
           Effect.matchEffect(store.take(key, policy.limit, windowMicros), { onFailure: failOpen, onSuccess: answered })

@@ -16,6 +16,7 @@ import type { ServerResponse } from "node:http"
 
 const DESK_ID = /did:desk:([0-9a-f]{4})[0-9a-f]*([0-9a-f]{4})/gi
 const ESCAPES = /(?:%[0-9a-f]{2})+/gi
+const MAY_NEED_REDACTING = /%|did:desk:/i
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** Percent-escapes decoded where they spell UTF-8; malformed runs stay as they are instead of failing. */
@@ -35,6 +36,8 @@ const decodeEscapes = (text: string) =>
  * changes, for ids encoded twice); the log shows that decoded form.
  */
 export const redactUrl = (url: string): string => {
+  // Most URLs have neither an escape nor an id: nothing to decode or mask.
+  if (!MAY_NEED_REDACTING.test(url)) return url
   let decoded = url
   for (let round = 0; round < 4; round++) {
     const next = decodeEscapes(decoded)

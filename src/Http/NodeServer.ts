@@ -5,7 +5,7 @@ import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
-import { clientKey, TrustedProxies } from "./ClientIp.ts"
+import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 
 export interface Timeouts {
   /** Time allowed to receive a whole request, headers and body; and for the client to take a finished response. */
@@ -170,15 +170,7 @@ export const layerConfig = Layer.unwrapEffect(
     const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
     const admission: AdmissionOptions = {
       active,
-      clientOf: (request) => {
-        // Node joins repeated X-Forwarded-For lines into one, as the edge reads them.
-        const forwarded = request.headers["x-forwarded-for"]
-        return clientKey(
-          request.socket.remoteAddress,
-          Array.isArray(forwarded) ? forwarded.join(",") : forwarded,
-          trusted
-        )
-      }
+      clientOf: (request) => requestClientKey(request, trusted)
     }
     return NodeHttpServer.layer(() => makeServer(timeouts, log, admission), {
       port: config.port,

@@ -186,6 +186,23 @@ layer(edged(Layer.succeed(AccessLines, (line) => lines.push(line))), { excludeTe
   }
 )
 
+describe("the per-client slot", () => {
+  layer(edged(Layer.empty), { excludeTestServices: true })("is given back however the request ends", (it) => {
+    it.effect("after an answer, a defect's 500 and a rate-limit refusal (one in progress at a time)", () =>
+      Effect.gen(function*() {
+        const client = { headers: { "x-forwarded-for": "192.0.2.20" } }
+        const statuses = []
+        // 3 requests a minute: two answered, the defect, then refusals; each next one finds the slot free.
+        for (const path of ["/api/things", "/api/broken", "/api/things", "/api/things", "/api/things"]) {
+          const sent = answered(yield* send(path, client))
+          statuses.push([sent.status, sent.headers["retry-after"]])
+        }
+        // A busy slot would answer 429 with `retry-after: 1`; the rate limit's refusals wait for the window.
+        expect(statuses).toEqual([[200, undefined], [500, undefined], [200, undefined], [429, "60"], [429, "60"]])
+      }))
+  })
+})
+
 const logged: Array<Logger.Logger.Options<unknown>> = []
 const capture = Logger.replace(Logger.defaultLogger, Logger.make((options) => void logged.push(options)))
 

@@ -112,6 +112,17 @@ describe("RateLimiter (memory)", () => {
       expect((yield* limiter.consume("tight")).allowed).toBe(true)
     }))
 
+  it.effect("consumeNow answers at once from the same budget and clock as consume", () =>
+    Effect.gen(function*() {
+      const limiter = yield* memoryLimiter
+      const now = limiter.consumeNow!
+      expect([now("both"), yield* limiter.consume("both"), now("both")].map((d) => d.remaining)).toEqual([4, 3, 2])
+      expect(yield* drain(limiter, "both")).toBe(2)
+      expect(now("both")).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 2 })
+      yield* TestClock.adjust(Duration.seconds(2))
+      expect(now("both")).toMatchObject({ allowed: true, remaining: 4 })
+    }))
+
   it.effect("forgets clients whose requests have all left the window", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.make
@@ -140,6 +151,11 @@ describe.concurrent("RateLimiter (Redis)", () => {
   const live = it.scopedLive.skipIf(!redisUp)
 
   contract(live, fresh, (duration) => Effect.sleep(duration))
+
+  live(
+    "has no answer at once: every decision asks Redis, which the desks share",
+    () => Effect.map(fresh, (limiter) => expect(limiter.consumeNow).toBeUndefined())
+  )
 
   live("two desks on one Redis share one budget", () =>
     Effect.gen(function*() {
