@@ -1,4 +1,5 @@
-import { freshBundle, startCommand } from "../scripts/bundle.mjs"
+import { join } from "node:path"
+import { bundleModule, freshBundle, startCommand } from "../scripts/bundle.mjs"
 
 /**
  * How the bench runs the desk: by default with the arguments `npm start` gives node, after building the bundle
@@ -21,4 +22,22 @@ export const deskCommand = async (
     env: kind === "tsx" ? {} : start.env,
     built: built?.built ? built.seconds : undefined
   }
+}
+
+/**
+ * How the bench runs a reference server (`entry`, a module of bench/) beside the desk: as the desk runs, so that
+ * the two are compared on one footing. With `start`, bundled like the desk and given the start script's node
+ * arguments and variables for `env` (the desk's environment); with `tsx`, through tsx.
+ */
+export const referenceCommand = async (
+  kind: "start" | "tsx",
+  entry: string,
+  env: Record<string, string | undefined>
+): Promise<{ readonly args: Array<string>; readonly env: Record<string, string> }> => {
+  if (kind === "tsx") return { args: ["--import", "tsx", entry], env: {} }
+  const { file } = await bundleModule(entry, join(".build", "bench-reference", "main.mjs"))
+  const start = startCommand(env)
+  const script = start.args.at(-1)
+  if (script !== "scripts/start.mjs") throw new Error(`"start" is expected to end with scripts/start.mjs: ${script}`)
+  return { args: [...start.args.slice(0, -1), file], env: start.env }
 }

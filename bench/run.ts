@@ -5,7 +5,7 @@ import { cpus } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
-import { deskCommand } from "./DeskCommand.ts"
+import { deskCommand, referenceCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { hammer, type Measured } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
@@ -80,11 +80,12 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
 /** CPU time a server spent per request answered while `measured` ran. */
 const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
 
-/** The empty HttpApi endpoint (the ceiling), started and warmed up. */
-const emptyServer = Effect.tap(
-  serverIn({ args: ["--import", "tsx", "bench/EmptyApi.ts"], env: {}, readyPath: "/" }),
-  (server) => Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
-)
+/** The empty HttpApi endpoint (the ceiling), run by `command`, started and warmed up. */
+const emptyServer = (command: { readonly args: Array<string>; readonly env: Record<string, string> }) =>
+  Effect.tap(
+    serverIn({ ...command, readyPath: "/" }),
+    (server) => Effect.promise(() => hammer(server.url, [{ method: "GET", path: "/" }], connections, warmup))
+  )
 
 /** One measurement of the empty endpoint: its throughput and its CPU per request. */
 const measureEmpty = (server: Server) =>
@@ -148,7 +149,12 @@ const program = Effect.gen(function*() {
     } req/s (tag)`
   )
 
-  const emptyHttpApi = yield* Effect.scoped(Effect.flatMap(emptyServer, measureEmpty))
+  const deskKind = args.desk === "tsx" ? "tsx" : "start"
+  // Run as the desk runs (bundled, or by tsx): the same server under tsx cost 10-25 % more CPU per request.
+  const emptyCommand = yield* Effect.promise(() =>
+    referenceCommand(deskKind, "bench/EmptyApi.ts", { ...process.env, ...store.env })
+  )
+  const emptyHttpApi = yield* Effect.scoped(Effect.flatMap(emptyServer(emptyCommand), measureEmpty))
   yield* Console.log(
     `reference: empty HttpApi endpoint ${emptyHttpApi.rps.toFixed(0)} req/s, p99 ${
       emptyHttpApi.p99Ms.toFixed(1)
@@ -156,9 +162,7 @@ const program = Effect.gen(function*() {
       `CPU ${emptyHttpApi.cpuMsPerRequest.toFixed(3)} ms/req`
   )
 
-  const command = yield* Effect.promise(() =>
-    deskCommand(args.desk === "tsx" ? "tsx" : "start", heapMb, { ...process.env, ...store.env })
-  )
+  const command = yield* Effect.promise(() => deskCommand(deskKind, heapMb, { ...process.env, ...store.env }))
   if (command.built !== undefined) {
     yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
   }
@@ -185,7 +189,7 @@ const program = Effect.gen(function*() {
       )
       const booksBefore = yield* books(desk.url)
       // Kept running beside the desk, to be measured again right before each scenario judged against it.
-      const empty = rate === undefined ? yield* emptyServer : undefined
+      const empty = rate === undefined ? yield* emptyServer(emptyCommand) : undefined
       const results: Array<ScenarioResult> = []
       let peakRss = desk.takePeakRss()
       for (const name of scenarios) {

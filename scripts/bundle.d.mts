@@ -1,6 +1,10 @@
 export declare const BUNDLE: string
 export declare const isStale: (file?: string) => boolean
 export declare const bundleDesk: (file?: string) => Promise<{ readonly file: string; readonly seconds: number }>
+export declare const bundleModule: (
+  entry: string,
+  file: string
+) => Promise<{ readonly file: string; readonly seconds: number }>
 export declare const freshBundle: (
   file?: string
 ) => Promise<{ readonly file: string; readonly built: boolean; readonly seconds: number }>
