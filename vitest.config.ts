@@ -19,6 +19,7 @@ const STORAGE_SUITES = [
   "test/process/Crash.test.ts",
   "test/storage/StatementTimeout.test.ts",
   "test/storage/PreparedStatements.test.ts",
+  "test/storage/CancelledStatements.test.ts",
   "test/x402/{Purchase,Attacks,Faults,Crash,FrontRun,TwoDesks,Kills,Randomized,Audit,PaymentIds,SignIn,OfferReceipt}.test.ts"
 ]
 

@@ -5,6 +5,7 @@ import pg from "pg"
 import { StartupError } from "../../src/Domain/StartupError.ts"
 import { poolSizeConfig, preparedStatementsConfig, statementTimeoutConfig } from "../../src/Storage.ts"
 import { preparingClient, statementNames } from "./PreparedStatements.ts"
+import { countingClient, SettledPool } from "./SettledPool.ts"
 
 /** What an operator needs to read a connection failure: never the password. */
 interface Target {
@@ -74,17 +75,18 @@ const CONNECT_TIMEOUT = Duration.seconds(5)
 /**
  * The connection pool, open once PostgreSQL answered a first statement (as @effect/sql-pg's own layer opens it,
  * with its failures), closed with the layer. With `prepare`, marked statements run prepared (PreparedStatements).
+ * A connection is pooled again only once its statements have finished (SettledPool).
  */
 const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
   Effect.acquireRelease(
     Effect.suspend(() => {
-      const pool = new pg.Pool({
+      const pool = new SettledPool({
         connectionString: Redacted.value(url),
         connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
         idleTimeoutMillis: 30_000,
         max,
         application_name: "handoff-desk",
-        ...(prepare ? { Client: preparingClient(statementNames()) } : {})
+        Client: countingClient(prepare ? preparingClient(statementNames()) : pg.Client)
       })
       // A pooled connection that breaks while idle is dropped by the pool; its error has no statement to fail.
       pool.on("error", () => {})
