@@ -1,11 +1,10 @@
 import { PgClient } from "@effect/sql-pg"
 import { SqlError } from "@effect/sql/SqlError"
 import { Config, Duration, Effect, Layer, Predicate, Redacted } from "effect"
-import pg from "pg"
 import { StartupError } from "../../src/Domain/StartupError.ts"
 import { poolSizeConfig, preparedStatementsConfig, statementTimeoutConfig } from "../../src/Storage.ts"
 import { preparingClient, statementNames } from "./PreparedStatements.ts"
-import { countingClient, SettledPool } from "./SettledPool.ts"
+import { SettledPool } from "./SettledPool.ts"
 
 /** What an operator needs to read a connection failure: never the password. */
 interface Target {
@@ -75,7 +74,7 @@ const CONNECT_TIMEOUT = Duration.seconds(5)
 /**
  * The connection pool, open once PostgreSQL answered a first statement (as @effect/sql-pg's own layer opens it,
  * with its failures), closed with the layer. With `prepare`, marked statements run prepared (PreparedStatements).
- * A connection is pooled again only once its statements have finished (SettledPool).
+ * A connection a cancel was sent to is never pooled again (SettledPool).
  */
 const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
   Effect.acquireRelease(
@@ -86,7 +85,7 @@ const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
         idleTimeoutMillis: 30_000,
         max,
         application_name: "handoff-desk",
-        Client: countingClient(prepare ? preparingClient(statementNames()) : pg.Client)
+        ...(prepare ? { Client: preparingClient(statementNames()) } : {})
       })
       // A pooled connection that breaks while idle is dropped by the pool; its error has no statement to fail.
       pool.on("error", () => {})

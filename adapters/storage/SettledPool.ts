@@ -1,31 +1,6 @@
 import pg from "pg"
 
-const RUNNING = Symbol("desk:statements-running")
-
-type Counted = pg.Client & { [RUNNING]: number }
 type Release = (error?: Error | boolean) => void
-
-/**
- * `base` counting the statements it has out: each callback-style query (how @effect/sql-pg and the pool run
- * theirs) counts from its call until its callback.
- */
-export const countingClient = (base: typeof pg.Client): typeof pg.Client =>
-  class CountingClient extends base {
-    [RUNNING] = 0
-    constructor(config?: string | pg.ClientConfig) {
-      super(config)
-      const query = this.query.bind(this) as (...args: Array<unknown>) => unknown
-      this.query = ((...args: Array<unknown>) => {
-        const callback = args.at(-1)
-        if (typeof callback !== "function") return query(...args)
-        this[RUNNING]++
-        return query(...args.slice(0, -1), (...result: Array<unknown>) => {
-          this[RUNNING]--
-          return callback(...result)
-        })
-      }) as pg.Client["query"]
-    }
-  }
 
 /** A statement cancelling another connection's, as @effect/sql-pg sends it through the pool. */
 const CANCEL = /pg_cancel_backend\((\d+)\)/
@@ -39,9 +14,8 @@ export const CANCEL_CONNECTIONS = 2
  * next statement given it either waited behind the one being cancelled, or was cancelled itself by a cancel that
  * reached the server after it had begun ("canceling statement due to user request": 24 of 2,400 statements run
  * right after interruptions on a pool of 4; the bench's own /api/books check, after its clients hung up). A
- * connection that a cancel was sent to, or released while a statement of its own still runs, is closed here
- * instead (the server ends whatever it ran) and the pool opens another. Its clients must count their statements
- * (`countingClient`).
+ * connection that a cancel was sent to is closed here instead of pooled (the server ends whatever it ran) and the
+ * pool opens another; cancels run on up to CANCEL_CONNECTIONS connections of their own.
  */
 export class SettledPool extends pg.Pool {
   /** Connections (by server pid) a cancel has been sent to since they were handed out. */
@@ -95,8 +69,7 @@ export class SettledPool extends pg.Pool {
   private settledRelease(client: pg.PoolClient, release: Release): Release {
     const settled: Release = (error) => {
       const cancelled = this.cancelled.delete((client as unknown as { processID: number }).processID)
-      const running = (client as unknown as Counted)[RUNNING] ?? 0
-      release(error || (cancelled || running > 0 ? new Error("a cancel may still reach this connection") : undefined))
+      release(error || (cancelled ? new Error("a cancel may still reach this connection") : undefined))
     }
     client.release = settled
     return settled

@@ -51,7 +51,7 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
   "statements interrupted on PostgreSQL",
   () => {
     it.live(
-      "never cancel another request's statement: a connection whose statement still runs is not pooled again",
+      "never cancel another request's statement: a connection a cancel was sent to is not pooled again",
       () =>
         Effect.gen(function*() {
           const services = yield* desk(4)
