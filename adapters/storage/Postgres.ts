@@ -4,7 +4,7 @@ import { Config, Duration, Effect, Layer, Predicate, Redacted } from "effect"
 import { StartupError } from "../../src/Domain/StartupError.ts"
 import { poolSizeConfig, preparedStatementsConfig, statementTimeoutConfig } from "../../src/Storage.ts"
 import { preparingClient, statementNames } from "./PreparedStatements.ts"
-import { SettledPool } from "./SettledPool.ts"
+import { quiet, SettledPool } from "./SettledPool.ts"
 
 /** What an operator needs to read a connection failure: never the password. */
 interface Target {
@@ -88,7 +88,7 @@ const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
         ...(prepare ? { Client: preparingClient(statementNames()) } : {})
       })
       // A pooled connection that breaks while idle is dropped by the pool; its error has no statement to fail.
-      pool.on("error", () => {})
+      quiet(pool)
       return Effect.tryPromise({
         try: () => pool.query("SELECT 1"),
         catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })

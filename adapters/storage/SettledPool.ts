@@ -8,6 +8,12 @@ const CANCEL = /pg_cancel_backend\((\d+)\)/
 export const CANCEL_CONNECTIONS = 2
 
 /**
+ * `pool`, with the errors of its idle connections (a server restart, a terminated backend) dropped: the pool drops
+ * such a connection itself, and an "error" event nobody listens to would end the process.
+ */
+export const quiet = (pool: pg.Pool): pg.Pool => pool.on("error", () => {})
+
+/**
  * A pool that never hands out a connection that a cancel may still reach. @effect/sql-pg interrupts a statement
  * by sending `pg_cancel_backend(<its connection's pid>)` through the pool on another connection, and pools the
  * first connection again as soon as that returns or the statement's own answer arrives, whichever is first: the
@@ -33,7 +39,7 @@ export class SettledPool extends pg.Pool {
     const pid = typeof args[0] === "string" ? CANCEL.exec(args[0])?.[1] : undefined
     if (pid === undefined) return (super.query as (...args: Array<unknown>) => unknown)(...args)
     this.cancelled.add(Number(pid))
-    this.cancels ??= new pg.Pool({ ...this.options, max: CANCEL_CONNECTIONS })
+    this.cancels ??= quiet(new pg.Pool({ ...this.options, max: CANCEL_CONNECTIONS }))
     return (this.cancels.query as (...args: Array<unknown>) => unknown)(...args)
   }) as pg.Pool["query"]
 

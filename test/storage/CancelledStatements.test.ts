@@ -67,6 +67,26 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
     )
 
     it.live(
+      "its connections for cancels may break while idle (a server restart) without taking the desk down",
+      () =>
+        Effect.gen(function*() {
+          const services = yield* desk(4)
+          const sql = yield* Effect.provide(SqlClient.SqlClient, services)
+          yield* Effect.provide(interruptedThenOthers(5), services)
+          // The connections that ran the cancels, idle now: ended by the server, as a restart would end them.
+          const ended = yield* sql`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'idle' AND query LIKE 'SELECT pg_cancel_backend%'`
+          expect(ended.length).toBeGreaterThan(0)
+          // An "error" event nobody listened to would end this process (vitest reports an unhandled error).
+          yield* Effect.sleep("300 millis")
+          const { answered, failures } = yield* Effect.provide(interruptedThenOthers(20), services)
+          expect(failures).toEqual([])
+          expect(answered).toBe(160)
+        }).pipe(Effect.scoped),
+      120_000
+    )
+
+    it.live(
       "nor another request's transaction, when the statements interrupted ran in transactions",
       () =>
         Effect.gen(function*() {
