@@ -10,14 +10,26 @@ const IN_FLIGHT = 2
 export const markerOf = (seed: number, handoffs: number) =>
   `handoff-desk bench catalog v2 seed=${seed} handoffs=${handoffs}`
 
-const Marker = Schema.Struct({ marker: Schema.NullOr(Schema.String) })
+const Loaded = Schema.Struct({
+  marker: Schema.NullOr(Schema.String),
+  filings: Schema.NumberFromString,
+  written: Schema.Boolean
+})
 const IndexDef = Schema.Struct({ indexname: Schema.String, indexdef: Schema.String })
 
-export const loadedMarker = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql`SELECT obj_description('handoffs'::regclass, 'pg_class') AS marker`
-  return Schema.decodeUnknownSync(Marker)(rows[0]).marker
-})
+/**
+ * The catalog's marker, and whether a run has written to it since it was loaded: the bench's filings (filed now,
+ * so first in every newest-first listing), receipts and identities would change what later runs measure.
+ */
+export const loadedCatalog = (handoffs: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql`SELECT obj_description('handoffs'::regclass, 'pg_class') AS marker,
+      (SELECT count(*) FROM handoffs WHERE NOT is_demo) AS filings,
+      EXISTS (SELECT 1 FROM receipts) OR EXISTS (SELECT 1 FROM agents) AS written`
+    const loaded = Schema.decodeUnknownSync(Loaded)(rows[0])
+    return { marker: loaded.marker, untouched: loaded.filings === handoffs && !loaded.written }
+  })
 
 const batchOf = (seed: number, from: number, to: number) => {
   const rows: Array<SyntheticHandoff> = []

@@ -7,7 +7,7 @@ import { resolve } from "node:path"
 import * as Pglite from "../adapters/storage/Pglite.ts"
 import * as Postgres from "../adapters/storage/Postgres.ts"
 import { migrated } from "../src/Sql.ts"
-import { loadCatalog, loadedMarker, markerOf } from "./Load.ts"
+import { loadCatalog, loadedCatalog, markerOf } from "./Load.ts"
 
 export type StoreKind = "postgres" | "pglite"
 
@@ -80,16 +80,21 @@ export const benchStore = (kind: StoreKind, handoffs: number, databaseUrl: strin
   return postgres(databaseUrl, handoffs)
 }
 
-/** Reuses a complete catalog of this seed and size; anything else (none, partial, other) is rebuilt. */
+/**
+ * Reuses a complete catalog of this seed and size that no run has written to; anything else (none, partial,
+ * other, or holding an earlier run's filings, receipts or identities) is rebuilt.
+ */
 export const prepareCatalog = (store: BenchStore, seed: number, handoffs: number, reload: boolean) =>
   Effect.gen(function*() {
-    const expected = markerOf(seed, handoffs)
-    const current = reload ? null : yield* Effect.provide(loadedMarker, migrated(store.layer)).pipe(Effect.orDie)
-    if (current === expected) {
+    const current = reload
+      ? null
+      : yield* Effect.provide(loadedCatalog(handoffs), migrated(store.layer)).pipe(Effect.orDie)
+    if (current !== null && current.marker === markerOf(seed, handoffs) && current.untouched) {
       yield* Console.log(`catalog: reusing ${handoffs.toLocaleString("en")} handoffs in ${store.label}`)
       return { reused: true as const }
     }
-    yield* Console.log(`catalog: loading ${handoffs.toLocaleString("en")} handoffs into ${store.label}`)
+    const why = current !== null && current.marker === markerOf(seed, handoffs) ? " (an earlier run wrote to it)" : ""
+    yield* Console.log(`catalog: loading ${handoffs.toLocaleString("en")} handoffs into ${store.label}${why}`)
     yield* store.reset
     const timing = yield* Effect.provide(loadCatalog(seed, handoffs), migrated(store.layer)).pipe(Effect.orDie)
     yield* Console.log(
