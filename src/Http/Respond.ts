@@ -1,16 +1,32 @@
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Schema } from "effect"
 
+/**
+ * `value` as a JSON response whose body stays a string until Node writes it. The platform's own JSON responses
+ * encode their text into a Uint8Array first (TextEncoder): a copy and an ArrayBuffer per response, which the
+ * young generation must track and sweep, for a body Node then copies again onto the socket. Node writes a string
+ * body with its headers in one go; the length is given so the response keeps a Content-Length.
+ */
+export const jsonResponse = (
+  value: unknown,
+  options?: { readonly status?: number; readonly headers?: Record<string, string> }
+): HttpServerResponse.HttpServerResponse => {
+  const text = JSON.stringify(value)
+  return HttpServerResponse.raw(text, {
+    status: options?.status,
+    headers: options?.headers,
+    contentType: "application/json",
+    contentLength: Buffer.byteLength(text)
+  })
+}
+
 /** A JSON error response built from one of the desk's error schemas, with the status the schema declares. */
 export const errorResponse = <A, I>(
   schema: Schema.Schema<A, I>,
   error: A,
   headers: Record<string, string> = {}
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(Schema.encodeSync(schema)(error), {
-    status: HttpApiSchema.getStatusErrorAST(schema.ast),
-    headers
-  })
+  jsonResponse(Schema.encodeSync(schema)(error), { status: HttpApiSchema.getStatusErrorAST(schema.ast), headers })
 
 /**
  * A success body sent without walking its schema: for schemas whose encoding changes nothing (brands, literals,
@@ -20,4 +36,4 @@ export const errorResponse = <A, I>(
 export const encodedAsIs = <A extends I, I>(
   _schema: Schema.Schema<A, I>,
   value: A
-): HttpServerResponse.HttpServerResponse => HttpServerResponse.unsafeJson(value)
+): HttpServerResponse.HttpServerResponse => jsonResponse(value)
