@@ -1,0 +1,127 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect } from "effect"
+import { execFileSync } from "node:child_process"
+import { existsSync, rmSync, symlinkSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { bundleDesk, startCommand } from "../scripts/bundle.mjs"
+import { hammer } from "./Measure.ts"
+import { freePort, startServer } from "./Processes.ts"
+import { scenario, type ScenarioName } from "./Scenarios.ts"
+import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
+
+/** Scenarios that only read, so that every round finds the catalog as the first one did. */
+const READS: ReadonlyArray<ScenarioName> = [
+  "llms",
+  "status",
+  "discover-text",
+  "discover-tag",
+  "preview",
+  "demand",
+  "books",
+  "health"
+]
+
+const { values: args } = parseArgs({
+  options: {
+    base: { type: "string", default: "HEAD" },
+    handoffs: { type: "string", default: "100000" },
+    scenarios: { type: "string", default: "llms,status,preview" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "64" },
+    duration: { type: "string", default: "6" },
+    warmup: { type: "string", default: "2" },
+    seed: { type: "string", default: "1" }
+  }
+})
+
+const handoffs = Number(args.handoffs)
+const rounds = Number(args.rounds)
+const seed = Number(args.seed)
+const scenarios = args.scenarios.split(",").map((_) => _.trim()) as Array<ScenarioName>
+const sources = resolve(".build", "compare-base")
+
+/**
+ * The desk of `rev` bundled as `npm start` runs it, in a worktree that shares this checkout's node_modules and is
+ * removed when the comparison ends; the bundle reads its static documents from there, as a deployment would.
+ */
+const bundleOf = (rev: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      rmSync(sources, { recursive: true, force: true })
+      execFileSync("git", ["worktree", "prune"])
+      execFileSync("git", ["worktree", "add", "--detach", sources, rev], { stdio: "ignore" })
+      symlinkSync(resolve("node_modules"), join(sources, "node_modules"))
+      return sources
+    }),
+    () => Effect.sync(() => execFileSync("git", ["worktree", "remove", "--force", sources]))
+  ).pipe(Effect.map((root) => {
+    execFileSync(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `import(${JSON.stringify(join(root, "scripts", "bundle.mjs"))}).then((m) => m.bundleDesk())`
+    ], { cwd: root, stdio: "inherit" })
+    return join(root, ".build", "desk", "main.mjs")
+  }))
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+/**
+ * This checkout's desk against the one of `--base` (a git revision), scenario by scenario, in alternating rounds
+ * (the order swapped each round: which one runs first moved the figures here). Each side is started
+ * fresh, warmed up and measured as the bench measures it; the desk's CPU per request is the figure to compare.
+ */
+const program = Effect.gen(function*() {
+  if (!Number.isInteger(rounds) || rounds < 1) return yield* Effect.fail("--rounds takes a positive integer")
+  if (scenarios.some((_) => !READS.includes(_))) return yield* Effect.fail(`--scenarios takes ${READS.join(", ")}`)
+  const kind: StoreKind = process.env.DATABASE_URL === undefined ? "pglite" : "postgres"
+  const store = benchStore(kind, handoffs, process.env.DATABASE_URL)
+  yield* prepareCatalog(store, seed, handoffs, false)
+  const sides = [
+    { name: "this checkout", file: (yield* Effect.promise(() => bundleDesk())).file },
+    { name: `base ${args.base}`, file: yield* bundleOf(args.base) }
+  ]
+  const start = startCommand(process.env)
+  const command = (file: string) => [...start.args.slice(0, -1), file]
+  for (const name of scenarios) {
+    const cpu = sides.map((): Array<number> => [])
+    for (let round = 0; round < rounds; round++) {
+      for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const side = sides[index]!
+        if (!existsSync(side.file)) return yield* Effect.fail(`no bundle at ${side.file}`)
+        const desk = yield* Effect.promise(async () =>
+          startServer({
+            args: command(side.file),
+            env: { ...start.env, ...store.env, DESK_TRUST_PROXY: "127.0.0.1" },
+            readyPath: "/api/health",
+            port: await freePort()
+          })
+        )
+        const load = (scenarioSeed: number, seconds: string) =>
+          hammer(desk.url, scenario(name, scenarioSeed, handoffs).requests, Number(args.connections), Number(seconds))
+        const measured = yield* Effect.promise(async () => {
+          await load(seed + 1, args.warmup)
+          const before = desk.cpuMs()
+          const result = await load(seed, args.duration)
+          return { ...result, cpuUs: (1000 * (desk.cpuMs() - before)) / Math.max(1, result.requests) }
+        }).pipe(Effect.ensuring(Effect.promise(() => desk.stop())))
+        cpu[index]!.push(measured.cpuUs)
+        yield* Console.log(
+          `${name} round ${round + 1} ${side.name}: ${measured.rps.toFixed(0)} req/s, ` +
+            `${measured.cpuUs.toFixed(1)} µs of desk CPU a request, ${measured.errors} errors`
+        )
+      }
+    }
+    const ahead = cpu[0]!.filter((value, round) => value < cpu[1]![round]!).length
+    yield* Console.log(
+      `${name}: median ${median(cpu[0]!).toFixed(1)} µs (this checkout) against ${median(cpu[1]!).toFixed(1)} ` +
+        `(base ${args.base}); this checkout cheaper in ${ahead} of ${rounds} rounds`
+    )
+  }
+})
+
+NodeRuntime.runMain(Effect.scoped(program))
