@@ -27,6 +27,9 @@ export const summarize = (latencies: Array<number>, errors: number, seconds: num
   }
 }
 
+/** A server's CPU time over a measured load, in ms per answered request. */
+export const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
+
 /**
  * Drives `url` with autocannon, each connection sending its next request as soon as one is answered (closed
  * loop); every non-2xx answer, socket error and timeout counts as an error.

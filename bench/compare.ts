@@ -5,7 +5,7 @@ import { existsSync, rmSync, symlinkSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { bundleDesk, startCommand } from "../scripts/bundle.mjs"
-import { hammer } from "./Measure.ts"
+import { cpuPerRequest, hammer } from "./Measure.ts"
 import { freePort, startServer } from "./Processes.ts"
 import { scenario, type ScenarioName } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
@@ -55,14 +55,16 @@ const bundleOf = (rev: string) =>
       return sources
     }),
     () => Effect.sync(() => execFileSync("git", ["worktree", "remove", "--force", sources]))
-  ).pipe(Effect.map((root) => {
-    execFileSync(process.execPath, [
-      "--input-type=module",
-      "-e",
-      `import(${JSON.stringify(join(root, "scripts", "bundle.mjs"))}).then((m) => m.bundleDesk())`
-    ], { cwd: root, stdio: "inherit" })
-    return join(root, ".build", "desk", "main.mjs")
-  }))
+  ).pipe(Effect.flatMap((root) =>
+    Effect.sync(() => {
+      execFileSync(process.execPath, [
+        "--input-type=module",
+        "-e",
+        `import(${JSON.stringify(join(root, "scripts", "bundle.mjs"))}).then((m) => m.bundleDesk())`
+      ], { cwd: root, stdio: "inherit" })
+      return join(root, ".build", "desk", "main.mjs")
+    })
+  ))
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -85,6 +87,8 @@ const program = Effect.gen(function*() {
     { name: "this checkout", file: (yield* Effect.promise(() => bundleDesk())).file },
     { name: `base ${args.base}`, file: yield* bundleOf(args.base) }
   ]
+  const missing = sides.find((side) => !existsSync(side.file))
+  if (missing !== undefined) return yield* Effect.fail(`no bundle of ${missing.name} at ${missing.file}`)
   const start = startCommand(process.env)
   const command = (file: string) => [...start.args.slice(0, -1), file]
   for (const name of scenarios) {
@@ -92,7 +96,6 @@ const program = Effect.gen(function*() {
     for (let round = 0; round < rounds; round++) {
       for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
         const side = sides[index]!
-        if (!existsSync(side.file)) return yield* Effect.fail(`no bundle at ${side.file}`)
         const desk = yield* Effect.promise(async () =>
           startServer({
             args: command(side.file),
@@ -107,7 +110,7 @@ const program = Effect.gen(function*() {
           await load(seed + 1, args.warmup)
           const before = desk.cpuMs()
           const result = await load(seed, args.duration)
-          return { ...result, cpuUs: (1000 * (desk.cpuMs() - before)) / Math.max(1, result.requests) }
+          return { ...result, cpuUs: 1000 * cpuPerRequest(desk.cpuMs() - before, result) }
         }).pipe(Effect.ensuring(Effect.promise(() => desk.stop())))
         cpu[index]!.push(measured.cpuUs)
         yield* Console.log(

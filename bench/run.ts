@@ -7,7 +7,7 @@ import { parseArgs } from "node:util"
 import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
 import { deskCommand, referenceCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
-import { hammer, type Measured } from "./Measure.ts"
+import { cpuPerRequest, hammer } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
 import { freePort, type Server, startServer } from "./Processes.ts"
 import {
@@ -78,7 +78,6 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
   )
 
 /** CPU time a server spent per request answered while `measured` ran. */
-const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
 
 /** The empty HttpApi endpoint (the ceiling), run by `command`, started and warmed up. */
 const emptyServer = (command: { readonly args: Array<string>; readonly env: Record<string, string> }) =>
