@@ -27,7 +27,7 @@ export const summarize = (latencies: Array<number>, errors: number, seconds: num
   }
 }
 
-/** A server's CPU time over a measured load, in ms per answered request. */
+/** CPU time a server spent per request answered while `measured` ran, in ms. */
 export const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
 
 /**

@@ -89,11 +89,12 @@ export const prepareCatalog = (store: BenchStore, seed: number, handoffs: number
     const current = reload
       ? null
       : yield* Effect.provide(loadedCatalog(handoffs), migrated(store.layer)).pipe(Effect.orDie)
-    if (current !== null && current.marker === markerOf(seed, handoffs) && current.untouched) {
+    const ours = current !== null && current.marker === markerOf(seed, handoffs)
+    if (ours && current.untouched) {
       yield* Console.log(`catalog: reusing ${handoffs.toLocaleString("en")} handoffs in ${store.label}`)
       return { reused: true as const }
     }
-    const why = current !== null && current.marker === markerOf(seed, handoffs) ? " (an earlier run wrote to it)" : ""
+    const why = ours ? " (an earlier run wrote to it)" : ""
     yield* Console.log(`catalog: loading ${handoffs.toLocaleString("en")} handoffs into ${store.label}${why}`)
     yield* store.reset
     const timing = yield* Effect.provide(loadCatalog(seed, handoffs), migrated(store.layer)).pipe(Effect.orDie)

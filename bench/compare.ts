@@ -7,20 +7,11 @@ import { parseArgs } from "node:util"
 import { bundleDesk, startCommand } from "../scripts/bundle.mjs"
 import { cpuPerRequest, hammer } from "./Measure.ts"
 import { freePort, startServer } from "./Processes.ts"
-import { scenario, type ScenarioName } from "./Scenarios.ts"
+import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 
 /** Scenarios that only read, so that every round finds the catalog as the first one did. */
-const READS: ReadonlyArray<ScenarioName> = [
-  "llms",
-  "status",
-  "discover-text",
-  "discover-tag",
-  "preview",
-  "demand",
-  "books",
-  "health"
-]
+const READS: ReadonlyArray<ScenarioName> = SCENARIOS.filter((name) => name !== "file" && name !== "unlock-body")
 
 const { values: args } = parseArgs({
   options: {

@@ -77,8 +77,6 @@ const serverIn = (options: Omit<Parameters<typeof startServer>[0], "port">) =>
     (server) => Effect.promise(() => server.stop())
   )
 
-/** CPU time a server spent per request answered while `measured` ran. */
-
 /** The empty HttpApi endpoint (the ceiling), run by `command`, started and warmed up. */
 const emptyServer = (command: { readonly args: Array<string>; readonly env: Record<string, string> }) =>
   Effect.tap(
