@@ -27,6 +27,12 @@ export const summarize = (latencies: Array<number>, errors: number, seconds: num
   }
 }
 
+export const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
 /** CPU time a server spent per request answered while `measured` ran, in ms. */
 export const cpuPerRequest = (cpuMs: number, measured: Measured) => cpuMs / Math.max(1, measured.rps * measured.seconds)
 

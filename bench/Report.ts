@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
 import type { Measured } from "./Measure.ts"
+import type { Scaling } from "./Scaling.ts"
 import type { ScenarioName } from "./Scenarios.ts"
 
 export interface ScenarioResult extends Measured {
@@ -86,7 +87,13 @@ export const scenarioLine = (
 export const checksOf = (
   results: ReadonlyArray<ScenarioResult>,
   references: References,
-  desk: { readonly peakRssMb: number; readonly startupMs: number; readonly workers: number },
+  desk: {
+    readonly peakRssMb: number
+    readonly startupMs: number
+    readonly workers: number
+    /** The comparison of one desk process with several, when the run made it. */
+    readonly scaling?: Scaling | undefined
+  },
   books: { readonly balanced: boolean; readonly receiptsAdded: number },
   rate: number | undefined
 ) => {
@@ -118,6 +125,8 @@ export const checksOf = (
     discoverTextP99Ms: get("discover-text")?.p99Ms ?? null,
     demandP99Ms: get("demand")?.p99Ms ?? null,
     booksP99Ms: get("books")?.p99Ms ?? null,
+    scalingWorkers: desk.scaling?.workers ?? null,
+    workersSpeedup: desk.scaling?.speedup ?? null,
     unlocksPerSecond: rate === undefined ? get("unlock-body")?.unlocksPerSecond ?? null : null,
     unlockErrors: get("unlock-body")?.errors ?? null,
     booksBalanced: books.balanced,
@@ -151,7 +160,12 @@ export const summary = (checks: Checks) =>
         } of direct SQL (target >= 85 %)`,
         `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 800), ${
           checks.unlockErrors ?? "n/a"
-        } errors, books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`
+        } errors, books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`,
+        `workers:        ${
+          checks.workersSpeedup === null
+            ? "n/a"
+            : `${checks.scalingWorkers} processes ${fixed(checks.workersSpeedup, 2)}x one on /llms.txt`
+        } (target >= 1.4x with 2)`
       ]
       : [
         `offered load:   ${checks.offeredRate} req/s per scenario (open loop)`,
@@ -161,6 +175,23 @@ export const summary = (checks: Checks) =>
       ]),
     `desk:           peak RSS ${checks.peakRssMb} MB (target < 300 embedded), startup ${checks.startupMs} ms`
   ].join("\n")
+
+/** What the scaling comparison found, or why it did not run. */
+export const scalingLine = (scaleTo: number, scaling: Scaling | undefined) => {
+  if (scaling === undefined) {
+    return scaleTo > 1
+      ? "workers: not compared (needs PostgreSQL and Redis: DATABASE_URL, REDIS_URL; closed loop only)"
+      : "workers: not compared (a full run or --scaling 2 compares one process with two)"
+  }
+  const rps = (side: "one" | "many") => scaling.rounds.map((round) => round[side].rps.toFixed(0)).join(", ")
+  const cpu = (side: "one" | "many") => scaling.rounds.map((round) => round[side].cpuMsPerRequest.toFixed(3)).join(", ")
+  const rounds = scaling.rounds.map((round) => `${(round.many.rps / round.one.rps).toFixed(2)}x`).join(", ")
+  return [
+    `workers: ${scaling.route}, one process ${rps("one")} req/s (CPU ${cpu("one")} ms/req), ` +
+    `${scaling.workers} workers ${rps("many")} req/s (CPU ${cpu("many")} ms/req)`,
+    `  ${scaling.speedup.toFixed(2)}x one process, the median round (rounds ${rounds}, order swapped each round)`
+  ].join("\n")
+}
 
 /** bench/results/<start time>.json: the options, every figure and the machine it ran on. */
 export const writeResults = (dir: string, startedAt: Date, content: Record<string, unknown>) => {

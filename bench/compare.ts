@@ -5,7 +5,7 @@ import { existsSync, rmSync, symlinkSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { bundleDesk, startCommand } from "../scripts/bundle.mjs"
-import { cpuPerRequest, hammer } from "./Measure.ts"
+import { cpuPerRequest, hammer, median } from "./Measure.ts"
 import { freePort, startServer } from "./Processes.ts"
 import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
@@ -56,12 +56,6 @@ const bundleOf = (rev: string) =>
       return join(root, ".build", "desk", "main.mjs")
     })
   ))
-
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 
 /**
  * This checkout's desk against the one of `--base` (a git revision), scenario by scenario, in alternating rounds

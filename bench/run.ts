@@ -16,11 +16,13 @@ import {
   judgedByEmptyHttpApi,
   mb,
   referenceOf,
+  scalingLine,
   scenarioLine,
   type ScenarioResult,
   summary,
   writeResults
 } from "./Report.ts"
+import { measureScaling } from "./Scaling.ts"
 import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 import { TAGS, textQueries } from "./SyntheticCatalog.ts"
@@ -40,6 +42,8 @@ const { values: args } = parseArgs({
     "cpu-prof": { type: "boolean", default: false },
     rate: { type: "string" },
     workers: { type: "string", default: "1" },
+    scaling: { type: "string" },
+    "scaling-rounds": { type: "string", default: "3" },
     out: { type: "string", default: "bench/results" }
   }
 })
@@ -54,6 +58,9 @@ const scenarios = args.scenarios.split(",").map((_) => _.trim()) as Array<Scenar
 const heapMb = args["heap-mb"] === undefined ? undefined : Number(args["heap-mb"])
 const rate = args.rate === undefined ? undefined : Number(args.rate)
 const workers = Number(args.workers)
+// A full run (no --scenarios) also compares one desk process with two on a route without the database.
+const scaleTo = Number(args.scaling ?? (process.argv.some((arg) => arg.startsWith("--scenarios")) ? "1" : "2"))
+const scalingRounds = Number(args["scaling-rounds"])
 
 const Books = Schema.Struct({ balanced: Schema.Boolean, receipts: Schema.Number, handoffs: Schema.Number })
 /** The desk's books; an answer that is not them stops the run with its status and body, to be read. */
@@ -111,6 +118,16 @@ const program = Effect.gen(function*() {
   if (!(Number.isInteger(workers) && workers >= 1)) return yield* Effect.fail("--workers takes a positive integer")
   if (workers > 1 && (storeKind !== "postgres" || process.env.REDIS_URL === undefined)) {
     return yield* Effect.fail("--workers above 1 needs PostgreSQL and Redis: set DATABASE_URL and REDIS_URL")
+  }
+  if (!(Number.isInteger(scaleTo) && scaleTo >= 1)) {
+    return yield* Effect.fail("--scaling takes how many workers to compare with one (1: no comparison)")
+  }
+  if (!(Number.isInteger(scalingRounds) && scalingRounds >= 1)) {
+    return yield* Effect.fail("--scaling-rounds takes a positive integer")
+  }
+  const scalingPossible = storeKind === "postgres" && process.env.REDIS_URL !== undefined && rate === undefined
+  if (args.scaling !== undefined && scaleTo > 1 && !scalingPossible) {
+    return yield* Effect.fail("--scaling needs PostgreSQL and Redis (DATABASE_URL, REDIS_URL) and no --rate")
   }
   if (scenarios.some((_) => !SCENARIOS.includes(_))) {
     return yield* Effect.fail(`--scenarios takes a comma-separated list of ${SCENARIOS.join(", ")}`)
@@ -241,6 +258,34 @@ const program = Effect.gen(function*() {
     })
   )
 
+  /** One desk process against `scaleTo` of them, side by side, on a route that does not touch the database. */
+  const scaling = scaleTo > 1 && scalingPossible
+    ? yield* Effect.scoped(Effect.gen(function*() {
+      const env = { ...command.env, ...store.env, DESK_TRUST_PROXY: "127.0.0.1", REDIS_URL: process.env.REDIS_URL! }
+      const one = yield* serverIn({ args: command.args, env, readyPath: "/api/health" })
+      const many = yield* serverIn({
+        args: command.args,
+        env: { ...env, DESK_WORKERS: String(scaleTo) },
+        readyPath: "/api/health"
+      })
+      const llms = scenario("llms", seed, handoffs)
+      return yield* Effect.promise(() =>
+        measureScaling({
+          one,
+          many,
+          workers: scaleTo,
+          route: llms.title,
+          requests: llms.requests,
+          rounds: scalingRounds,
+          connections,
+          warmup,
+          seconds
+        })
+      )
+    }))
+    : undefined
+  yield* Console.log(scalingLine(scaleTo, scaling))
+
   const documentPath = join(".bench-data", "preview.json")
   mkdirSync(".bench-data", { recursive: true })
   writeFileSync(documentPath, Buffer.from(document))
@@ -256,7 +301,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(`reference: bare node:http ${bare.rps.toFixed(0)} req/s, p99 ${bare.p99Ms.toFixed(1)} ms`)
 
   const references = { ...partial, bareNodeHttp: bare }
-  const checks = checksOf(results, references, { peakRssMb: mb(peakRss), startupMs, workers }, {
+  const checks = checksOf(results, references, { peakRssMb: mb(peakRss), startupMs, workers, scaling }, {
     balanced: booksAfter.balanced,
     receiptsAdded: booksAfter.receipts - booksBefore.receipts
   }, rate)
@@ -277,6 +322,7 @@ const program = Effect.gen(function*() {
     load,
     startupMs,
     scenarios: results,
+    ...(scaling === undefined ? {} : { scaling }),
     references,
     checks
   })
