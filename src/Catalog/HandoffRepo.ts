@@ -6,7 +6,7 @@ import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { isUniqueViolation } from "../Sql.ts"
 import { statementTimeoutConfig } from "../Storage.ts"
-import { HandoffRow, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
+import { HandoffRowDecoded, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
 const TagStat = Schema.Struct({
@@ -57,7 +57,7 @@ const make = Effect.gen(function*() {
 
   const insert = SqlSchema.single({
     Request: NewHandoff,
-    Result: HandoffRow,
+    Result: HandoffRowDecoded,
     execute: (row) => sql`${insertInto(row)} RETURNING ${columns}`
   })
 
@@ -107,7 +107,7 @@ const make = Effect.gen(function*() {
   // Previews by id are the desk's most frequent statement; a sale reads its handoff's sealed fields.
   const findBySeqs = SqlSchema.findAll({
     Request: Schema.Array(Schema.Number),
-    Result: HandoffRow,
+    Result: HandoffRowDecoded,
     execute: (seqs) => sql`/* prepared */ SELECT ${columns} FROM handoffs WHERE seq = ANY(${seqs}::bigint[])`
   })
   const findBySeq = together((seqs: ReadonlyArray<number>) => Effect.map(findBySeqs(seqs), bySeq))

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
 import { Origin } from "../Domain/Preview.ts"
 
@@ -29,6 +29,101 @@ export const HandoffRow = Schema.Struct({
 export type HandoffRow = typeof HandoffRow.Type
 
 export const PREVIEW_COLUMNS = Object.keys(HandoffRow.fields)
+
+/** DbInt's decoding: an integer, or a string that reads as one (int8 and numeric arrive from node-postgres so). */
+const int = (value: unknown): number | undefined => {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value
+  return typeof n === "number" && Number.isSafeInteger(n) ? n : undefined
+}
+const isString = (value: unknown): value is string => typeof value === "string"
+const strings = (value: unknown): ReadonlyArray<string> | undefined =>
+  Array.isArray(value) && value.every(isString) ? value : undefined
+const date = (value: unknown): Date | undefined =>
+  value instanceof Date ? value : typeof value === "string" ? new Date(value) : undefined
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The first column of `row` that `HandoffRow` (with `extra`, more DbInt columns) would refuse, or the row decoded. */
+const decodeRow = (row: Record<string, unknown>, extra: ReadonlyArray<string>): HandoffRow | string => {
+  const ints = {
+    seq: int(row.seq),
+    price_micro: int(row.price_micro),
+    reconstruct_micro: int(row.reconstruct_micro),
+    body_chars: int(row.body_chars),
+    purchases: int(row.purchases),
+    useful: int(row.useful),
+    not_useful: int(row.not_useful)
+  }
+  for (const name in ints) if (ints[name as keyof typeof ints] === undefined) return name
+  const { minutes, origin, provenance } = row
+  const [tags, contains, doesNotContain] = [strings(row.tags), strings(row.contains), strings(row.does_not_contain)]
+  const filedAt = date(row.filed_at)
+  const texts = ["title", "teaser", "filer", "filer_did", "why_pay", "hash"] as const
+  const text = texts.find((name) => !isString(row[name]))
+  if (text !== undefined) return text
+  if (minutes !== null && typeof minutes !== "number") return "minutes"
+  if (tags === undefined) return "tags"
+  if (contains === undefined) return "contains"
+  if (doesNotContain === undefined) return "does_not_contain"
+  // As Schema.Record reads it: any object but an array, its own keys copied (jsonb arrives as a plain object).
+  if (provenance !== null && !isRecord(provenance)) return "provenance"
+  if (origin !== "filed" && origin !== "seed") return "origin"
+  if (typeof row.is_demo !== "boolean") return "is_demo"
+  if (filedAt === undefined) return "filed_at"
+  const decoded: HandoffRow & Record<string, unknown> = {
+    seq: ints.seq!,
+    title: row.title as string,
+    teaser: row.teaser as string,
+    filer: row.filer as string,
+    filer_did: row.filer_did as string,
+    price_micro: ints.price_micro!,
+    reconstruct_micro: ints.reconstruct_micro!,
+    minutes,
+    tags,
+    contains,
+    does_not_contain: doesNotContain,
+    why_pay: row.why_pay as string,
+    provenance: provenance === null ? null : { ...provenance },
+    origin,
+    is_demo: row.is_demo,
+    hash: row.hash as string,
+    body_chars: ints.body_chars!,
+    purchases: ints.purchases!,
+    useful: ints.useful!,
+    not_useful: ints.not_useful!,
+    filed_at: filedAt
+  }
+  for (const name of extra) {
+    const value = int(row[name])
+    if (value === undefined) return name
+    decoded[name] = value
+  }
+  return decoded
+}
+
+/**
+ * `HandoffRow` decoded by hand, for the rows every preview and listing reads: the same columns held to the same
+ * types (test/catalog/HandoffRowDecoding.test.ts compares the two on rows right and wrong), at a fraction of the
+ * cost. Schema walks each of the 21 fields through its parser, and every int8 column fails its first union member
+ * before the second reads the string: in a tight loop 170 µs for a listing's page of 21 rows with their count,
+ * against 9 by hand. In the desk (bench:compare, four alternating rounds, all four cheaper) a page by tag went
+ * from 3.3 to 2.6 ms of CPU and a text search from 3.5 to 3.3 on a slow host. With `total`, the rows of a listing
+ * that carry their count.
+ */
+const fastRow = <Extra extends Record<string, number>>(extra: ReadonlyArray<keyof Extra & string>) =>
+  Schema.declare<HandoffRow & Extra, unknown, []>([], {
+    decode: () => (input, _, ast) => {
+      if (!isRecord(input)) return ParseResult.fail(new ParseResult.Type(ast, input, "a row is an object"))
+      const decoded = decodeRow(input, extra)
+      return typeof decoded === "string"
+        ? ParseResult.fail(new ParseResult.Type(ast, input, `column ${decoded} is not a handoff's`))
+        : ParseResult.succeed(decoded as HandoffRow & Extra)
+    },
+    encode: () => ParseResult.succeed
+  }, { identifier: "HandoffRow" })
+
+export const HandoffRowDecoded = fastRow<{}>([])
+export const HandoffRowWithTotal = fastRow<{ readonly total: number }>(["total"])
 
 export const NewHandoff = Schema.Struct({
   title: Schema.String,

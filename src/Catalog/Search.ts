@@ -2,7 +2,7 @@ import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
-import { HandoffRow, PREVIEW_COLUMNS } from "./HandoffRow.ts"
+import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 
 export interface CountLimits {
   /** Totals up to this many matches are exact. */
@@ -87,7 +87,6 @@ const previewColumns = (sql: SqlClient.SqlClient) =>
   sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
 
 const Total = Schema.Struct({ total: DbInt })
-const WithTotal = Schema.Struct({ ...HandoffRow.fields, ...Total.fields })
 const PlanRows = Schema.Struct({ "Plan Rows": Schema.Number })
 const Explained = Schema.Struct({
   "QUERY PLAN": Schema.Union(
@@ -139,7 +138,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       const tally = sql`(SELECT coalesce(sum(packets), 0) FROM tag_tally WHERE tag = ${query.tag})`
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
-        Result: WithTotal,
+        Result: HandoffRowWithTotal,
         execute: () => sql`SELECT ${columns}, ${tally} AS total ${orderedRows(sql, query)} ${page}`
       })(undefined)
       return result(rows, rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* totalAlone(tally), false)
@@ -156,7 +155,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       const cap = query.sort === "relevance" ? limits.rankedUpTo : limits.exactUpTo
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
-        Result: WithTotal,
+        Result: HandoffRowWithTotal,
         execute: () => textPage(sql, query, where, cap, limits.walkedUpTo)
       })(undefined)
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
@@ -166,14 +165,14 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     if (planned > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
-        Result: HandoffRow,
+        Result: HandoffRowDecoded,
         execute: () => sql`SELECT ${columns} ${ordered}`
       })(undefined)
       return result(rows, planned, true)
     }
     const rows = yield* SqlSchema.findAll({
       Request: Schema.Void,
-      Result: WithTotal,
+      Result: HandoffRowWithTotal,
       execute: () => sql`SELECT ${columns}, ${capped(limits.exactUpTo)} AS total ${ordered}`
     })(undefined)
     const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.exactUpTo)
