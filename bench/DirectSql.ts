@@ -1,11 +1,12 @@
 import { Effect } from "effect"
 import { HandoffRepo } from "../src/Catalog/HandoffRepo.ts"
 import type { CatalogQuery } from "../src/Domain/Discover.ts"
-import { type Measured, summarize } from "./Measure.ts"
+import { cpuPerRequest, summarize, type WithCpu } from "./Measure.ts"
 
 /**
  * The floor for discover: the desk's own search (its SQL statements and row decoding, nothing else) on the
- * same driver and pool, by `connections` concurrent clients, with no HTTP, previews or encoding around it.
+ * same driver and pool, by `connections` concurrent clients, with no HTTP, previews or encoding around it. Its CPU
+ * per search is this process's while it runs (nothing else runs in it meanwhile).
  */
 export const directDiscover = (queries: ReadonlyArray<CatalogQuery>, connections: number, seconds: number) =>
   Effect.gen(function*() {
@@ -26,6 +27,9 @@ export const directDiscover = (queries: ReadonlyArray<CatalogQuery>, connections
       }
     })
     const started = performance.now()
+    const cpuBefore = process.cpuUsage()
     yield* Effect.all(Array.from({ length: connections }, () => client), { concurrency: "unbounded" })
-    return summarize(latencies, errors, (performance.now() - started) / 1000) satisfies Measured
+    const measured = summarize(latencies, errors, (performance.now() - started) / 1000)
+    const cpu = process.cpuUsage(cpuBefore)
+    return { ...measured, cpuMsPerRequest: cpuPerRequest((cpu.user + cpu.system) / 1000, measured) } satisfies WithCpu
   }).pipe(Effect.provide(HandoffRepo.layer))

@@ -12,6 +12,9 @@ export interface Measured {
   readonly failures?: Record<string, number>
 }
 
+/** A measurement with the CPU the measured side spent per request, in ms. */
+export type WithCpu = Measured & { readonly cpuMsPerRequest: number }
+
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
-import type { Measured } from "./Measure.ts"
+import type { Measured, WithCpu } from "./Measure.ts"
 import type { Scaling } from "./Scaling.ts"
 import type { ScenarioName } from "./Scenarios.ts"
 
@@ -17,22 +17,20 @@ export interface ScenarioResult extends Measured {
    * shared host the ceiling moves by tens of percent within minutes, so a reference taken once at the start
    * judges later scenarios against another machine.
    */
-  readonly emptyHttpApiBeside?: EmptyReference
+  readonly emptyHttpApiBeside?: WithCpu
   /**
    * Discover's direct SQL measured right before this scenario (closed loop, PostgreSQL), which its ratio uses: the
    * reference taken at the start moved 785-1,059 text searches/s between runs of one session on one machine.
    */
-  readonly directSqlBeside?: Measured
+  readonly directSqlBeside?: WithCpu
 }
 
-export type EmptyReference = Measured & { readonly cpuMsPerRequest: number }
-
 export interface References {
-  readonly directSqlDiscoverText: Measured
-  readonly directSqlDiscoverTag: Measured
+  readonly directSqlDiscoverText: WithCpu
+  readonly directSqlDiscoverTag: WithCpu
   readonly bareNodeHttp: Measured
   /** One HttpApi endpoint that does nothing, on the desk's server: the most any desk route can reach. */
-  readonly emptyHttpApi: EmptyReference
+  readonly emptyHttpApi: WithCpu
 }
 
 export const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
@@ -53,9 +51,12 @@ export const referenceOf = (
 ): { label: string; measured: Measured; cpuMsPerRequest?: number } => {
   if (name === "discover-text" || name === "discover-tag") {
     const atStart = name === "discover-text" ? references.directSqlDiscoverText : references.directSqlDiscoverTag
-    return beside.directSqlBeside === undefined
-      ? { label: "direct SQL", measured: atStart }
-      : { label: "direct SQL beside it", measured: beside.directSqlBeside }
+    const direct = beside.directSqlBeside ?? atStart
+    return {
+      label: beside.directSqlBeside === undefined ? "direct SQL" : "direct SQL beside it",
+      measured: direct,
+      cpuMsPerRequest: direct.cpuMsPerRequest
+    }
   }
   const empty = beside.emptyHttpApiBeside
   return {
@@ -104,12 +105,14 @@ export const checksOf = (
       ? null
       : row.rps / referenceOf(name, references, row).measured.rps
   }
-  // "Costs at most 25 % more than the empty endpoint": the desk's CPU per request over the reference's.
+  // "Costs at most 25 % more than the empty endpoint": the desk's CPU per request over the reference's (for
+  // discover, over its search's own CPU on the bench's side).
   const cost = (name: ScenarioName) => {
     const row = get(name)
-    return row === undefined || rate !== undefined
+    const reference = row === undefined ? undefined : referenceOf(name, references, row).cpuMsPerRequest
+    return row === undefined || rate !== undefined || reference === undefined
       ? null
-      : row.deskCpuMsPerRequest / (row.emptyHttpApiBeside ?? references.emptyHttpApi).cpuMsPerRequest
+      : row.deskCpuMsPerRequest / reference
   }
   return {
     offeredRate: rate ?? null,
@@ -122,6 +125,8 @@ export const checksOf = (
     previewCpuVsEmptyHttpApi: cost("preview"),
     discoverTextVsDirectSql: ratio("discover-text"),
     discoverTagVsDirectSql: ratio("discover-tag"),
+    discoverTextCpuVsDirectSql: cost("discover-text"),
+    discoverTagCpuVsDirectSql: cost("discover-tag"),
     discoverTextP99Ms: get("discover-text")?.p99Ms ?? null,
     demandP99Ms: get("demand")?.p99Ms ?? null,
     booksP99Ms: get("books")?.p99Ms ?? null,
@@ -157,7 +162,9 @@ export const summary = (checks: Checks) =>
         }x its own`,
         `discover:       text ${pct(checks.discoverTextVsDirectSql)}, tag ${
           pct(checks.discoverTagVsDirectSql)
-        } of direct SQL (target >= 85 %)`,
+        } of direct SQL (target >= 85 %); CPU per page ${fixed(checks.discoverTextCpuVsDirectSql, 2)}x, ${
+          fixed(checks.discoverTagCpuVsDirectSql, 2)
+        }x its search's`,
         `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 800), ${
           checks.unlockErrors ?? "n/a"
         } errors, books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`,

@@ -1,14 +1,12 @@
 import type { RequestStep } from "autocannon"
-import { cpuPerRequest, hammer, type Measured, median } from "./Measure.ts"
+import { cpuPerRequest, hammer, median, type WithCpu } from "./Measure.ts"
 import type { Server } from "./Processes.ts"
-
-export type MeasuredDesk = Measured & { readonly cpuMsPerRequest: number }
 
 export interface Scaling {
   readonly route: string
   readonly workers: number
   /** Each round measures both desks, the order swapped from one round to the next. */
-  readonly rounds: ReadonlyArray<{ readonly one: MeasuredDesk; readonly many: MeasuredDesk }>
+  readonly rounds: ReadonlyArray<{ readonly one: WithCpu; readonly many: WithCpu }>
   /**
    * The median over the rounds of each round's throughput in `workers` processes over its throughput in one: the
    * two of a round run back to back, so each ratio compares them on the same host, whatever it did between rounds.
@@ -32,13 +30,13 @@ export const measureScaling = async (options: {
   readonly warmup: number
   readonly seconds: number
 }): Promise<Scaling> => {
-  const measure = async (desk: Server): Promise<MeasuredDesk> => {
+  const measure = async (desk: Server): Promise<WithCpu> => {
     await hammer(desk.url, options.requests, options.connections, options.warmup)
     const before = desk.cpuMs()
     const measured = await hammer(desk.url, options.requests, options.connections, options.seconds)
     return { ...measured, cpuMsPerRequest: cpuPerRequest(desk.cpuMs() - before, measured) }
   }
-  const rounds: Array<{ one: MeasuredDesk; many: MeasuredDesk }> = []
+  const rounds: Array<{ one: WithCpu; many: WithCpu }> = []
   for (let round = 0; round < options.rounds; round++) {
     if (round % 2 === 0) {
       const one = await measure(options.one)

@@ -7,12 +7,11 @@ import { parseArgs } from "node:util"
 import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
 import { deskCommand, referenceCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
-import { cpuPerRequest, hammer } from "./Measure.ts"
+import { cpuPerRequest, hammer, type WithCpu } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
 import { freePort, type Server, startServer } from "./Processes.ts"
 import {
   checksOf,
-  type EmptyReference,
   judgedByEmptyHttpApi,
   mb,
   referenceOf,
@@ -101,7 +100,7 @@ const measureEmpty = (server: Server) =>
     return {
       ...measured,
       cpuMsPerRequest: cpuPerRequest(server.cpuMs() - cpuBefore, measured)
-    } satisfies EmptyReference
+    } satisfies WithCpu
   })
 
 const program = Effect.gen(function*() {

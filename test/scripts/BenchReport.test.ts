@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest"
-import type { Measured } from "../../bench/Measure.ts"
+import type { Measured, WithCpu } from "../../bench/Measure.ts"
 import { checksOf, referenceOf, scenarioLine, type ScenarioResult } from "../../bench/Report.ts"
 
 const measured = (rps: number): Measured => ({ requests: rps * 10, seconds: 10, rps, p50Ms: 1, p99Ms: 2, errors: 0 })
+const withCpu = (rps: number, cpuMsPerRequest: number): WithCpu => ({ ...measured(rps), cpuMsPerRequest })
 const row = (name: ScenarioResult["name"], rps: number, cpu: number, beside?: number): ScenarioResult => ({
   name,
   title: name,
@@ -12,8 +13,8 @@ const row = (name: ScenarioResult["name"], rps: number, cpu: number, beside?: nu
   ...(beside === undefined ? {} : { emptyHttpApiBeside: { ...measured(beside), cpuMsPerRequest: 0.1 } })
 })
 const references = {
-  directSqlDiscoverText: measured(500),
-  directSqlDiscoverTag: measured(400),
+  directSqlDiscoverText: withCpu(500, 2),
+  directSqlDiscoverTag: withCpu(400, 1),
   bareNodeHttp: measured(50_000),
   // Taken once at the start, on a moment when the host was slow.
   emptyHttpApi: { ...measured(4_000), cpuMsPerRequest: 0.25 }
@@ -37,7 +38,7 @@ describe("the bench's ratios", () => {
   })
 
   it("judge discover by its direct SQL measured beside it when it was, else by the run's", () => {
-    const tag: ScenarioResult = { ...row("discover-tag", 300, 2), directSqlBeside: measured(600) }
+    const tag: ScenarioResult = { ...row("discover-tag", 300, 2), directSqlBeside: withCpu(600, 1.6) }
     const text = row("discover-text", 300, 2)
     const checks = checksOf([tag, text], references, { peakRssMb: 100, startupMs: 1, workers: 1 }, {
       balanced: true,
@@ -45,7 +46,11 @@ describe("the bench's ratios", () => {
     }, undefined)
     expect(checks.discoverTagVsDirectSql).toBe(0.5)
     expect(checks.discoverTextVsDirectSql).toBe(0.6)
-    expect(scenarioLine(tag, referenceOf("discover-tag", references, tag))).toContain("50 % of direct SQL beside it")
+    // The desk's CPU a page over its search's own, from the same measurement as the throughput.
+    expect(checks.discoverTagCpuVsDirectSql).toBeCloseTo(1.25)
+    expect(checks.discoverTextCpuVsDirectSql).toBeCloseTo(1)
+    expect(scenarioLine(tag, referenceOf("discover-tag", references, tag)))
+      .toContain("50 % of direct SQL beside it (CPU 1.25x)")
     expect(scenarioLine(text, referenceOf("discover-text", references, text))).toContain("60 % of direct SQL")
   })
 })
