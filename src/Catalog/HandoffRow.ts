@@ -1,4 +1,4 @@
-import { ParseResult, Schema } from "effect"
+import { ParseResult, Predicate, Schema } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
 import { Origin } from "../Domain/Preview.ts"
 
@@ -35,13 +35,11 @@ const int = (value: unknown): number | undefined => {
   const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value
   return typeof n === "number" && Number.isSafeInteger(n) ? n : undefined
 }
-const isString = (value: unknown): value is string => typeof value === "string"
+const { isRecord, isString } = Predicate
 const strings = (value: unknown): ReadonlyArray<string> | undefined =>
   Array.isArray(value) && value.every(isString) ? value : undefined
 const date = (value: unknown): Date | undefined =>
   value instanceof Date ? value : typeof value === "string" ? new Date(value) : undefined
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The first column of `row` that `HandoffRow` (with `extra`, more DbInt columns) would refuse, or the row decoded. */
 const decodeRow = (row: Record<string, unknown>, extra: ReadonlyArray<string>): HandoffRow | string => {
