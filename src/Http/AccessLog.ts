@@ -54,6 +54,31 @@ export class AccessLines extends Context.Tag("AccessLines")<AccessLines, (line: 
 const CLIENT_GONE = 499
 
 const MESSAGE = "Sent HTTP response"
+const LINE_START = `{"message":${JSON.stringify(MESSAGE)},"logLevel":${
+  JSON.stringify(LogLevel.Info.label)
+},"timestamp":"`
+
+/**
+ * The access line as Logger.json writes an entry, key for key: `JSON.stringify` of the same entry gives the same
+ * text (test/logging/AccessLog.test.ts). Written out rather than built as four objects and stringified: 2.1 µs a
+ * line in a loop against 2.9, the date and the fiber's name included. The line is a visible part of a cheap request:
+ * a build that skipped it spent about 10 µs less of a `/llms.txt` request's CPU (`npm run bench:compare`, cheaper
+ * in four rounds of four, on a host where the request cost 145 µs).
+ */
+export const accessLine = (
+  requestId: string,
+  method: string,
+  url: string,
+  status: number,
+  date: Date,
+  httpMs: number,
+  fiberId: string
+): string =>
+  `${LINE_START}${date.toISOString()}","annotations":{"requestId":${JSON.stringify(requestId)},"http.method":${
+    JSON.stringify(method)
+  },"http.url":${JSON.stringify(url)},"http.status":${status}},"spans":{"http":${httpMs}},"fiberId":${
+    JSON.stringify(fiberId)
+  }}`
 
 /**
  * One line per response, like HttpMiddleware.logger, with the URL redacted; bodies and headers are never logged.
@@ -79,23 +104,22 @@ export const logWhenDone = (
   const method = request.method
   const url = request.url
   response.once("close", () => {
-    const annotations = {
-      requestId,
-      "http.method": method,
-      "http.url": redactUrl(url),
-      "http.status": response.writableFinished ? response.statusCode : CLIENT_GONE
-    }
+    const status = response.writableFinished ? response.statusCode : CLIENT_GONE
     const date = new Date()
     if (Option.isSome(lines)) {
-      return lines.value(JSON.stringify({
-        message: MESSAGE,
-        logLevel: LogLevel.Info.label,
-        timestamp: date.toISOString(),
-        annotations,
-        spans: { http: date.getTime() - startedAt },
-        fiberId: FiberId.threadName(fiberId)
-      }))
+      return lines.value(
+        accessLine(
+          requestId,
+          method,
+          redactUrl(url),
+          status,
+          date,
+          date.getTime() - startedAt,
+          FiberId.threadName(fiberId)
+        )
+      )
     }
+    const annotations = { requestId, "http.method": method, "http.url": redactUrl(url), "http.status": status }
     const entry: Logger.Logger.Options<unknown> = {
       fiberId,
       logLevel: LogLevel.Info,

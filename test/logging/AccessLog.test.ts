@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { redactUrl } from "../../src/Http/AccessLog.ts"
+import { FastCheck as fc } from "effect"
+import { accessLine, redactUrl } from "../../src/Http/AccessLog.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 
 /** Every character percent-encoded, as a client may send any of them. */
@@ -33,5 +34,37 @@ describe("the access log's URL", () => {
     expect(redactUrl("/api/discover?q=rate%20limit&page=2")).toBe("/api/discover?q=rate limit&page=2")
     expect(redactUrl("/api/discover?q=%ZZ%e2%82")).toBe("/api/discover?q=%ZZ%e2%82")
     expect(redactUrl("/api/handoffs/DESK-12")).toBe("/api/handoffs/DESK-12")
+  })
+})
+
+describe("accessLine", () => {
+  it("is the text JSON.stringify gives for the same entry, whatever the URL holds", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 128 }),
+        fc.constantFrom("GET", "POST", "HEAD", "OPTIONS", "DELETE"),
+        // URLs reach the log decoded: quotes, backslashes, control characters, lone surrogates and emoji included.
+        fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constant("/a\"b\\c\n\u0000\ud800")),
+        fc.integer({ min: 100, max: 599 }),
+        fc.date({ min: new Date(0), max: new Date(8_000_000_000_000), noInvalidDate: true }),
+        fc.nat(3_600_000),
+        fc.string({ maxLength: 24 }),
+        (requestId, method, url, status, date, httpMs, fiberId) => {
+          const line = accessLine(requestId, method, url, status, date, httpMs, fiberId)
+          // The line as it was built before accessLine: Logger.json's entry shape, stringified.
+          const entry = {
+            message: "Sent HTTP response",
+            logLevel: "INFO",
+            timestamp: date.toISOString(),
+            annotations: { requestId, "http.method": method, "http.url": url, "http.status": status },
+            spans: { http: httpMs },
+            fiberId
+          }
+          expect(line).toBe(JSON.stringify(entry))
+          expect(JSON.parse(line).annotations["http.url"]).toBe(JSON.parse(JSON.stringify(url)))
+        }
+      ),
+      { numRuns: 2_000 }
+    )
   })
 })
