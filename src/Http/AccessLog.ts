@@ -105,21 +105,13 @@ export const logWhenDone = (
   const url = request.url
   response.once("close", () => {
     const status = response.writableFinished ? response.statusCode : CLIENT_GONE
+    const logged = redactUrl(url)
     const date = new Date()
     if (Option.isSome(lines)) {
-      return lines.value(
-        accessLine(
-          requestId,
-          method,
-          redactUrl(url),
-          status,
-          date,
-          date.getTime() - startedAt,
-          FiberId.threadName(fiberId)
-        )
-      )
+      const httpMs = date.getTime() - startedAt
+      return lines.value(accessLine(requestId, method, logged, status, date, httpMs, FiberId.threadName(fiberId)))
     }
-    const annotations = { requestId, "http.method": method, "http.url": redactUrl(url), "http.status": status }
+    const annotations = { requestId, "http.method": method, "http.url": logged, "http.status": status }
     const entry: Logger.Logger.Options<unknown> = {
       fiberId,
       logLevel: LogLevel.Info,
