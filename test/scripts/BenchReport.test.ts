@@ -10,14 +10,14 @@ const row = (name: ScenarioResult["name"], rps: number, cpu: number, beside?: nu
   ...measured(rps),
   peakRssMb: 100,
   deskCpuMsPerRequest: cpu,
-  ...(beside === undefined ? {} : { emptyHttpApiBeside: { ...measured(beside), cpuMsPerRequest: 0.1 } })
+  ...(beside === undefined ? {} : { emptyHttpApiBeside: withCpu(beside, 0.1) })
 })
 const references = {
   directSqlDiscoverText: withCpu(500, 2),
   directSqlDiscoverTag: withCpu(400, 1),
   bareNodeHttp: measured(50_000),
   // Taken once at the start, on a moment when the host was slow.
-  emptyHttpApi: { ...measured(4_000), cpuMsPerRequest: 0.25 }
+  emptyHttpApi: withCpu(4_000, 0.25)
 }
 
 describe("the bench's ratios", () => {
