@@ -48,6 +48,40 @@ const cpuMs = (pid: number) => {
   }
 }
 
+/**
+ * The process's main thread so far, in ms: on a CPU, and runnable but waiting for one (Linux
+ * /proc/<pid>/task/<pid>/schedstat; zeros elsewhere). The desk's JavaScript runs on that one thread.
+ */
+export const mainThreadMs = (pid: number): MainThread => {
+  try {
+    const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number)
+    return { onCpuMs: onCpu! / 1e6, waitingMs: waiting! / 1e6 }
+  } catch {
+    return { onCpuMs: 0, waitingMs: 0 }
+  }
+}
+
+export interface MainThread {
+  readonly onCpuMs: number
+  readonly waitingMs: number
+}
+
+/** The machine's CPU time so far, every core's, in ticks: all of it and the idle part (Linux /proc/stat). */
+export interface MachineTicks {
+  readonly total: number
+  readonly idle: number
+}
+
+export const machineTicks = (): MachineTicks => {
+  try {
+    // cpu user nice system idle iowait irq softirq steal: guest time is counted in user already.
+    const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
+    return { total: ticks.reduce((a, b) => a + b, 0), idle: ticks[3]! }
+  } catch {
+    return { total: 0, idle: 0 }
+  }
+}
+
 /** A server process of the benchmark: started, polled until it answers, its memory sampled, stopped. */
 export interface Server {
   readonly url: string
@@ -58,6 +92,8 @@ export interface Server {
   readonly takePeakRss: () => number
   /** CPU time used so far by the process and its children, in ms. */
   readonly cpuMs: () => number
+  /** The process's own main thread so far (a supervisor's, when it forks workers). */
+  readonly mainThread: () => MainThread
   readonly stop: () => Promise<void>
 }
 
@@ -110,6 +146,7 @@ export const startServer = async (options: {
       return value
     },
     cpuMs: () => sum(pid, cpuMs),
+    mainThread: () => mainThreadMs(pid),
     stop: async () => {
       clearInterval(sampler)
       child.kill("SIGTERM")

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
 import type { Measured, WithCpu } from "./Measure.ts"
+import type { MachineTicks, MainThread } from "./Processes.ts"
 import type { Scaling } from "./Scaling.ts"
 import type { ScenarioName } from "./Scenarios.ts"
 
@@ -23,6 +24,35 @@ export interface ScenarioResult extends Measured {
    * reference taken at the start moved 785-1,059 text searches/s between runs of one session on one machine.
    */
   readonly directSqlBeside?: WithCpu
+  /** Where the desk's JavaScript thread spent the measured seconds (one desk process, Linux only). */
+  readonly scheduling?: Scheduling
+}
+
+/**
+ * Shares of the measured wall time: the desk process's main thread (where all its JavaScript runs) on a CPU, and
+ * runnable but waiting for one; and of every core's time, how much sat idle. A thread that waits while cores idle
+ * is held back by the scheduler, not by its own work: on a host that also runs PostgreSQL and the load generator,
+ * each statement the desk sends wakes a backend that can take the desk's core for the statement's length.
+ */
+export interface Scheduling {
+  readonly mainThreadOnCpu: number
+  readonly mainThreadWaiting: number
+  readonly machineIdle: number
+}
+
+/** The scheduling figures between two readings `wallMs` apart; none where the machine's ticks did not move. */
+export const schedulingOf = (
+  thread: { readonly before: MainThread; readonly after: MainThread },
+  machine: { readonly before: MachineTicks; readonly after: MachineTicks },
+  wallMs: number
+): Scheduling | undefined => {
+  const ticks = machine.after.total - machine.before.total
+  if (ticks <= 0 || wallMs <= 0) return undefined
+  return {
+    mainThreadOnCpu: (thread.after.onCpuMs - thread.before.onCpuMs) / wallMs,
+    mainThreadWaiting: (thread.after.waitingMs - thread.before.waitingMs) / wallMs,
+    machineIdle: (machine.after.idle - machine.before.idle) / ticks
+  }
 }
 
 export interface References {
@@ -78,6 +108,11 @@ export const scenarioLine = (
     ? ""
     : ` (CPU ${fixed(row.deskCpuMsPerRequest / reference.cpuMsPerRequest, 2)}x)`) +
   (row.unlocksPerSecond === undefined ? "" : `  (${fixed(row.unlocksPerSecond, 0)} unlocks/s)`) +
+  (row.scheduling === undefined
+    ? ""
+    : `  main thread on CPU ${pct(row.scheduling.mainThreadOnCpu)}, waiting for one ${
+      pct(row.scheduling.mainThreadWaiting)
+    }, machine idle ${pct(row.scheduling.machineIdle)}`) +
   (row.failures === undefined ? "" : `  failures ${JSON.stringify(row.failures)}`)
 
 /**

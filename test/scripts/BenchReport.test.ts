@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { Measured, WithCpu } from "../../bench/Measure.ts"
-import { checksOf, referenceOf, scenarioLine, type ScenarioResult } from "../../bench/Report.ts"
+import { machineTicks, mainThreadMs } from "../../bench/Processes.ts"
+import { checksOf, referenceOf, scenarioLine, type ScenarioResult, schedulingOf } from "../../bench/Report.ts"
 
 const measured = (rps: number): Measured => ({ requests: rps * 10, seconds: 10, rps, p50Ms: 1, p99Ms: 2, errors: 0 })
 const withCpu = (rps: number, cpuMsPerRequest: number): WithCpu => ({ ...measured(rps), cpuMsPerRequest })
@@ -53,4 +54,40 @@ describe("the bench's ratios", () => {
       .toContain("50 % of direct SQL beside it (CPU 1.25x)")
     expect(scenarioLine(text, referenceOf("discover-text", references, text))).toContain("60 % of direct SQL")
   })
+})
+
+describe("the bench's scheduling figures", () => {
+  it("give the main thread's time on a CPU and waiting for one as shares of the wall time, and the idle cores'", () => {
+    const scheduling = schedulingOf(
+      { before: { onCpuMs: 1_000, waitingMs: 200 }, after: { onCpuMs: 4_350, waitingMs: 1_800 } },
+      { before: { total: 10_000, idle: 3_000 }, after: { total: 11_000, idle: 3_170 } },
+      5_000
+    )
+    expect(scheduling).toEqual({ mainThreadOnCpu: 0.67, mainThreadWaiting: 0.32, machineIdle: 0.17 })
+    expect(scenarioLine({ ...row("unlock-body", 1_200, 0.7), scheduling: scheduling! }))
+      .toContain("main thread on CPU 67 %, waiting for one 32 %, machine idle 17 %")
+    // Where /proc could not be read nothing moved, and there is nothing to report.
+    const zero = { onCpuMs: 0, waitingMs: 0 }
+    const none = { total: 0, idle: 0 }
+    expect(schedulingOf({ before: zero, after: zero }, { before: none, after: none }, 5_000)).toBeUndefined()
+  })
+
+  it.skipIf(process.platform !== "linux")(
+    "read this process's main thread and the machine from /proc (Linux only)",
+    () => {
+      const thread = mainThreadMs(process.pid)
+      const machine = machineTicks()
+      const started = performance.now()
+      while (performance.now() - started < 100) {
+        // Busy for 100 ms of wall time on the process's main thread (vitest runs tests in forks, vitest.config.ts).
+      }
+      const after = mainThreadMs(process.pid)
+      expect(after.onCpuMs - thread.onCpuMs).toBeGreaterThan(50)
+      expect(after.onCpuMs - thread.onCpuMs).toBeLessThanOrEqual(performance.now() - started + 5)
+      expect(after.waitingMs).toBeGreaterThanOrEqual(thread.waitingMs)
+      const later = machineTicks()
+      expect(later.total).toBeGreaterThan(machine.total)
+      expect(later.idle).toBeGreaterThanOrEqual(machine.idle)
+    }
+  )
 })
