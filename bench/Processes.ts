@@ -50,14 +50,17 @@ const cpuMs = (pid: number) => {
 
 /**
  * The process's main thread so far, in ms: on a CPU, and runnable but waiting for one (Linux
- * /proc/<pid>/task/<pid>/schedstat; zeros elsewhere). The desk's JavaScript runs on that one thread.
+ * /proc/<pid>/task/<pid>/schedstat; none elsewhere, or where the kernel keeps no such figures). The desk's
+ * JavaScript runs on that one thread.
  */
-export const mainThreadMs = (pid: number): MainThread => {
+export const mainThreadMs = (pid: number): MainThread | undefined => {
   try {
     const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number)
-    return { onCpuMs: onCpu! / 1e6, waitingMs: waiting! / 1e6 }
+    return Number.isFinite(onCpu) && Number.isFinite(waiting)
+      ? { onCpuMs: onCpu! / 1e6, waitingMs: waiting! / 1e6 }
+      : undefined
   } catch {
-    return { onCpuMs: 0, waitingMs: 0 }
+    return undefined
   }
 }
 
@@ -93,7 +96,7 @@ export interface Server {
   /** CPU time used so far by the process and its children, in ms. */
   readonly cpuMs: () => number
   /** The process's own main thread so far (a supervisor's, when it forks workers). */
-  readonly mainThread: () => MainThread
+  readonly mainThread: () => MainThread | undefined
   readonly stop: () => Promise<void>
 }
 

@@ -40,17 +40,18 @@ export interface Scheduling {
   readonly machineIdle: number
 }
 
-/** The scheduling figures between two readings `wallMs` apart; none where the machine's ticks did not move. */
+/** The scheduling figures between two readings `wallMs` apart; none where a reading failed or nothing moved. */
 export const schedulingOf = (
-  thread: { readonly before: MainThread; readonly after: MainThread },
+  thread: { readonly before: MainThread | undefined; readonly after: MainThread | undefined },
   machine: { readonly before: MachineTicks; readonly after: MachineTicks },
   wallMs: number
 ): Scheduling | undefined => {
   const ticks = machine.after.total - machine.before.total
-  if (ticks <= 0 || wallMs <= 0) return undefined
+  const { after, before } = thread
+  if (before === undefined || after === undefined || ticks <= 0 || wallMs <= 0) return undefined
   return {
-    mainThreadOnCpu: (thread.after.onCpuMs - thread.before.onCpuMs) / wallMs,
-    mainThreadWaiting: (thread.after.waitingMs - thread.before.waitingMs) / wallMs,
+    mainThreadOnCpu: (after.onCpuMs - before.onCpuMs) / wallMs,
+    mainThreadWaiting: (after.waitingMs - before.waitingMs) / wallMs,
     machineIdle: (machine.after.idle - machine.before.idle) / ticks
   }
 }

@@ -66,22 +66,25 @@ describe("the bench's scheduling figures", () => {
     expect(scheduling).toEqual({ mainThreadOnCpu: 0.67, mainThreadWaiting: 0.32, machineIdle: 0.17 })
     expect(scenarioLine({ ...row("unlock-body", 1_200, 0.7), scheduling: scheduling! }))
       .toContain("main thread on CPU 67 %, waiting for one 32 %, machine idle 17 %")
-    // Where /proc could not be read nothing moved, and there is nothing to report.
-    const zero = { onCpuMs: 0, waitingMs: 0 }
+    // Where /proc could not be read there is nothing to report.
+    const thread = { onCpuMs: 1_000, waitingMs: 200 }
+    const machine = { total: 10_000, idle: 3_000 }
+    expect(schedulingOf({ before: thread, after: undefined }, { before: machine, after: machine }, 5_000))
+      .toBeUndefined()
     const none = { total: 0, idle: 0 }
-    expect(schedulingOf({ before: zero, after: zero }, { before: none, after: none }, 5_000)).toBeUndefined()
+    expect(schedulingOf({ before: thread, after: thread }, { before: none, after: none }, 5_000)).toBeUndefined()
   })
 
   it.skipIf(process.platform !== "linux")(
     "read this process's main thread and the machine from /proc (Linux only)",
     () => {
-      const thread = mainThreadMs(process.pid)
+      const thread = mainThreadMs(process.pid)!
       const machine = machineTicks()
       const started = performance.now()
       while (performance.now() - started < 100) {
         // Busy for 100 ms of wall time on the process's main thread (vitest runs tests in forks, vitest.config.ts).
       }
-      const after = mainThreadMs(process.pid)
+      const after = mainThreadMs(process.pid)!
       expect(after.onCpuMs - thread.onCpuMs).toBeGreaterThan(50)
       expect(after.onCpuMs - thread.onCpuMs).toBeLessThanOrEqual(performance.now() - started + 5)
       expect(after.waitingMs).toBeGreaterThanOrEqual(thread.waitingMs)

@@ -25,7 +25,7 @@ const serve = async (name: string, delayMs: number, turns: Array<string>): Promi
     startupMs: 0,
     takePeakRss: () => 0,
     cpuMs: () => 0,
-    mainThread: () => ({ onCpuMs: 0, waitingMs: 0 }),
+    mainThread: () => undefined,
     stop: async () => {}
   }
 }
