@@ -69,12 +69,13 @@ export interface MainThread {
   readonly waitingMs: number
 }
 
-/** The machine's CPU time so far, every core's, in ticks: all of it and the idle part (Linux /proc/stat). */
+/** CPU time of every core together, in ticks: all of it and the idle part. */
 export interface MachineTicks {
   readonly total: number
   readonly idle: number
 }
 
+/** The machine's CPU time so far (Linux /proc/stat; zeros elsewhere, which report nothing). */
 export const machineTicks = (): MachineTicks => {
   try {
     // cpu user nice system idle iowait irq softirq steal: guest time is counted in user already.
