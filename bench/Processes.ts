@@ -78,9 +78,10 @@ export interface MachineTicks {
 /** The machine's CPU time so far (Linux /proc/stat; zeros elsewhere, which report nothing). */
 export const machineTicks = (): MachineTicks => {
   try {
-    // cpu user nice system idle iowait irq softirq steal: guest time is counted in user already.
+    // cpu user nice system idle iowait irq softirq steal: guest time is counted in user already. A core waiting
+    // for the disk (iowait) has nothing to run either: idle.
     const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
-    return { total: ticks.reduce((a, b) => a + b, 0), idle: ticks[3]! }
+    return { total: ticks.reduce((a, b) => a + b, 0), idle: ticks[3]! + ticks[4]! }
   } catch {
     return { total: 0, idle: 0 }
   }
