@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
 import type { Measured, WithCpu } from "./Measure.ts"
-import type { MachineTicks, MainThread } from "./Processes.ts"
+import { type MachineTicks, machineTicks, type MainThread, type Server } from "./Processes.ts"
 import type { Scaling } from "./Scaling.ts"
 import type { ScenarioName } from "./Scenarios.ts"
 
@@ -54,6 +54,17 @@ export const schedulingOf = (
     mainThreadWaiting: (after.waitingMs - before.waitingMs) / wallMs,
     machineIdle: (machine.after.idle - machine.before.idle) / ticks
   }
+}
+
+/** Reads `server`'s main thread and the machine now; the function it returns gives the split since then. */
+export const watchScheduling = (server: Pick<Server, "mainThread">) => {
+  const before = { thread: server.mainThread(), machine: machineTicks(), wall: performance.now() }
+  return () =>
+    schedulingOf(
+      { before: before.thread, after: server.mainThread() },
+      { before: before.machine, after: machineTicks() },
+      performance.now() - before.wall
+    )
 }
 
 export interface References {

@@ -9,7 +9,7 @@ import { deskCommand, referenceCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { cpuPerRequest, hammer, type WithCpu } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
-import { freePort, machineTicks, type Server, startServer } from "./Processes.ts"
+import { freePort, type Server, startServer } from "./Processes.ts"
 import {
   checksOf,
   judgedByEmptyHttpApi,
@@ -18,8 +18,8 @@ import {
   scalingLine,
   scenarioLine,
   type ScenarioResult,
-  schedulingOf,
   summary,
+  watchScheduling,
   writeResults
 } from "./Report.ts"
 import { measureScaling } from "./Scaling.ts"
@@ -237,20 +237,14 @@ const program = Effect.gen(function*() {
         )
         desk.takePeakRss()
         const cpuBefore = desk.cpuMs()
-        const before = { thread: desk.mainThread(), machine: machineTicks(), wall: performance.now() }
+        const scheduled = watchScheduling(desk)
         const measured = yield* Effect.promise(() =>
           rate === undefined
             ? hammer(desk.url, run.requests, connections, seconds)
             : offer(desk.url, run.requests, rate, seconds)
         )
         // With workers the process is their supervisor, whose thread says nothing of the requests.
-        const scheduling = workers === 1
-          ? schedulingOf(
-            { before: before.thread, after: desk.mainThread() },
-            { before: before.machine, after: machineTicks() },
-            performance.now() - before.wall
-          )
-          : undefined
+        const scheduling = workers === 1 ? scheduled() : undefined
         const peak = desk.takePeakRss()
         peakRss = Math.max(peakRss, peak)
         const row: ScenarioResult = {

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest"
 import type { Measured, WithCpu } from "../../bench/Measure.ts"
 import { machineTicks, mainThreadMs } from "../../bench/Processes.ts"
-import { checksOf, referenceOf, scenarioLine, type ScenarioResult, schedulingOf } from "../../bench/Report.ts"
+import {
+  checksOf,
+  referenceOf,
+  scenarioLine,
+  type ScenarioResult,
+  schedulingOf,
+  watchScheduling
+} from "../../bench/Report.ts"
 
 const measured = (rps: number): Measured => ({ requests: rps * 10, seconds: 10, rps, p50Ms: 1, p99Ms: 2, errors: 0 })
 const withCpu = (rps: number, cpuMsPerRequest: number): WithCpu => ({ ...measured(rps), cpuMsPerRequest })
@@ -80,6 +87,7 @@ describe("the bench's scheduling figures", () => {
     () => {
       const thread = mainThreadMs(process.pid)!
       const machine = machineTicks()
+      const watched = watchScheduling({ mainThread: () => mainThreadMs(process.pid) })
       const started = performance.now()
       // Busy on the process's main thread (vitest runs tests in forks, vitest.config.ts) until it has had 50 ms of
       // a CPU, however busy the machine is.
@@ -93,6 +101,12 @@ describe("the bench's scheduling figures", () => {
       // Never idle meanwhile, the thread was on a CPU or waiting for one: together no more than the wall time (the
       // kernel brings its counts up to date at least every scheduler tick).
       expect(after.onCpuMs - thread.onCpuMs + after.waitingMs - thread.waitingMs).toBeLessThanOrEqual(wallMs + 10)
+      // The same as shares of the wall time, as the bench reports them.
+      const split = watched()!
+      expect(split.mainThreadOnCpu).toBeGreaterThan(0)
+      expect(split.mainThreadOnCpu + split.mainThreadWaiting).toBeLessThanOrEqual(1 + 10 / wallMs)
+      expect(split.machineIdle).toBeGreaterThanOrEqual(0)
+      expect(split.machineIdle).toBeLessThan(1)
       const later = machineTicks()
       expect(later.total).toBeGreaterThan(machine.total)
       expect(later.idle).toBeGreaterThanOrEqual(machine.idle)
