@@ -10,6 +10,11 @@ export interface Measured {
   readonly errors: number
   /** Answers by HTTP status, plus socket errors and timeouts, when there were any failures. */
   readonly failures?: Record<string, number>
+  /**
+   * CPU time the load generator (this process) spent per answered request, in ms, for closed-loop loads. On a host
+   * whose cores the server shares with it, this is what each request takes from the server besides its own work.
+   */
+  readonly loadCpuMsPerRequest?: number
 }
 
 /** A measurement with the CPU the measured side spent per request, in ms. */
@@ -49,6 +54,7 @@ export const hammer = async (
   connections: number,
   seconds: number
 ): Promise<Measured> => {
+  const cpuBefore = process.cpuUsage()
   const result = await autocannon({
     url,
     connections,
@@ -57,6 +63,7 @@ export const hammer = async (
     headers: { accept: "application/json" },
     requests
   })
+  const cpu = process.cpuUsage(cpuBefore)
   const ok = result.requests.total - result.non2xx
   const failures: Record<string, number> = {}
   for (const [status, { count }] of Object.entries(result.statusCodeStats)) {
@@ -64,7 +71,7 @@ export const hammer = async (
   }
   if (result.errors > 0) failures.socketErrors = result.errors
   if (result.timeouts > 0) failures.timeouts = result.timeouts
-  return {
+  const measured: Measured = {
     requests: result.requests.total,
     seconds: result.duration,
     rps: ok / result.duration,
@@ -73,4 +80,5 @@ export const hammer = async (
     errors: result.non2xx + result.errors + result.timeouts,
     ...(Object.keys(failures).length > 0 ? { failures } : {})
   }
+  return { ...measured, loadCpuMsPerRequest: cpuPerRequest((cpu.user + cpu.system) / 1000, measured) }
 }

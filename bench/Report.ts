@@ -115,6 +115,7 @@ export const scenarioLine = (
   `  ${row.title.padEnd(32)} ${fixed(row.rps, 0).padStart(7)} req/s  p50 ${fixed(row.p50Ms).padStart(6)} ms  ` +
   `p99 ${fixed(row.p99Ms).padStart(6)} ms  errors ${row.errors}  peak RSS ${row.peakRssMb} MB  ` +
   `desk CPU ${fixed(row.deskCpuMsPerRequest, 2)} ms/req` +
+  (row.loadCpuMsPerRequest === undefined ? "" : ` (load generator ${fixed(row.loadCpuMsPerRequest, 3)})`) +
   (reference === undefined ? "" : `  ${pct(row.rps / reference.measured.rps)} of ${reference.label}`) +
   (reference?.cpuMsPerRequest === undefined
     ? ""
@@ -240,9 +241,14 @@ export const scalingLine = (scaleTo: number, scaling: Scaling | undefined) => {
   const rps = (side: "one" | "many") => scaling.rounds.map((round) => round[side].rps.toFixed(0)).join(", ")
   const cpu = (side: "one" | "many") => scaling.rounds.map((round) => round[side].cpuMsPerRequest.toFixed(3)).join(", ")
   const rounds = scaling.rounds.map((round) => `${(round.many.rps / round.one.rps).toFixed(2)}x`).join(", ")
+  const load = (side: "one" | "many") =>
+    scaling.rounds.map((round) => fixed(round[side].loadCpuMsPerRequest ?? null, 3)).join(", ")
+  const idle = (side: "one" | "many") => scaling.rounds.map((round) => pct(round[side].machineIdle ?? null)).join(", ")
   return [
     `workers: ${scaling.route}, one process ${rps("one")} req/s (CPU ${cpu("one")} ms/req), ` +
     `${scaling.workers} workers ${rps("many")} req/s (CPU ${cpu("many")} ms/req)`,
+    `  load generator CPU: one process ${load("one")} ms/req, ${scaling.workers} workers ${load("many")} ms/req; ` +
+    `machine idle: one process ${idle("one")}, ${scaling.workers} workers ${idle("many")}`,
     `  ${scaling.speedup.toFixed(2)}x one process, the median round (rounds ${rounds}, order swapped each round)`
   ].join("\n")
 }

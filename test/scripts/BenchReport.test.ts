@@ -45,6 +45,13 @@ describe("the bench's ratios", () => {
       .toContain("50 % of empty HttpApi beside it (CPU 2.00x)")
   })
 
+  it("show what the load generator spent a request beside the desk's CPU, where it was measured", () => {
+    expect(scenarioLine({ ...row("llms", 4_000, 0.09), loadCpuMsPerRequest: 0.0437 }))
+      .toContain("desk CPU 0.09 ms/req (load generator 0.044)")
+    // An open-loop load measures no load generator's CPU.
+    expect(scenarioLine(row("llms", 4_000, 0.09))).not.toContain("load generator")
+  })
+
   it("judge discover by its direct SQL measured beside it when it was, else by the run's", () => {
     const tag: ScenarioResult = { ...row("discover-tag", 300, 2), directSqlBeside: withCpu(600, 1.6) }
     const text = row("discover-text", 300, 2)

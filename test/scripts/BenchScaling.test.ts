@@ -1,5 +1,6 @@
 import { createServer, type Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { availableParallelism } from "node:os"
 import { afterEach, describe, expect, it } from "vitest"
 import { median } from "../../bench/Measure.ts"
 import type { Server } from "../../bench/Processes.ts"
@@ -53,6 +54,21 @@ describe("the bench's comparison of one desk process with several", () => {
     // A quarter of the latency per connection: several times the throughput, even on a loaded machine.
     expect(scaling.speedup).toBeGreaterThan(1.5)
     expect(scalingLine(2, scaling)).toContain(`${scaling.speedup.toFixed(2)}x one process, the median round`)
+    // What the load generator (this process, servers included here) spent a request, within the wall time it ran.
+    for (const side of scaling.rounds.flatMap((round) => [round.one, round.many])) {
+      expect(side.loadCpuMsPerRequest).toBeGreaterThan(0)
+      expect(side.loadCpuMsPerRequest! * side.rps * side.seconds).toBeLessThanOrEqual(
+        side.seconds * 1000 * availableParallelism()
+      )
+      if (process.platform === "linux") {
+        expect(side.machineIdle).toBeGreaterThanOrEqual(0)
+        expect(side.machineIdle).toBeLessThanOrEqual(1)
+      }
+    }
+    const line = scalingLine(2, scaling)
+    const first = scaling.rounds[0]!
+    expect(line).toContain(`load generator CPU: one process ${first.one.loadCpuMsPerRequest!.toFixed(3)}`)
+    if (process.platform === "linux") expect(line).toMatch(/machine idle: one process \d+ %, \d+ %, \d+ %, 2 workers/)
   }, 30_000)
 
   it("says why it made no comparison", () => {
