@@ -2,38 +2,53 @@ import { Effect, Layer } from "effect"
 import { RateLimiter, type RatePolicy, type RateStore, type WindowStep } from "../../src/RateLimiter.ts"
 
 /**
- * Sliding-window log for one process: per key, the times (µs) of its requests allowed in the last window, oldest
- * first. Its clock is the one of the fiber that makes it (a test's TestClock).
+ * A key's requests allowed in the last window (times in µs), oldest first: a time alone where there is one, as for
+ * most clients behind a proxy (a Map entry with a number took 85 bytes of heap against 125 with a one-element
+ * array: 8 MB less per 200,000 such clients), else a list.
+ */
+type Log = number | Array<number>
+const newestOf = (log: Log) => typeof log === "number" ? log : log[log.length - 1]!
+
+/**
+ * Sliding-window log for one process, per key. Its clock is the one of the fiber that makes it (a test's
+ * TestClock).
+ *
+ * The keys are kept in the order of their latest allowed request (a key is moved to the end when one is allowed),
+ * so those whose every request has left the window are at the front: each decision drops them from there. A key
+ * so dropped has a full budget, the same as no entry, so nothing is lost, and the store holds one log per client
+ * of the last window, however many clients come and go. (Swept once a window instead, it held up to two windows'
+ * worth: behind a proxy, where nearly every request can be a new client, ~20 MB of heap more.)
  */
 export const make = Effect.map(Effect.clock, (clock): RateStore & { readonly trackedKeys: () => number } => {
-  const logs = new Map<string, Array<number>>()
-  let sweptAt = 0
+  const logs = new Map<string, Log>()
 
-  // A key whose every request has left the window has a full budget, the same as no entry, so dropping it
-  // loses nothing and keeps one entry per client seen in the last window rather than per client ever seen.
-  const sweep = (now: number, windowMicros: number) => {
-    if (now - sweptAt < windowMicros) return
-    sweptAt = now
-    for (const [key, log] of logs) if (log[log.length - 1]! <= now - windowMicros) logs.delete(key)
+  const expire = (now: number, windowMicros: number) => {
+    // Deleting the entry a Map's iterator stands on is allowed; the iteration goes on with the next one.
+    for (const [key, log] of logs) {
+      if (newestOf(log) > now - windowMicros) return
+      logs.delete(key)
+    }
   }
 
   const takeNow = (key: string, limit: number, windowMicros: number): WindowStep => {
     const now = Number(clock.unsafeCurrentTimeNanos() / 1000n)
-    sweep(now, windowMicros)
-    const held = logs.get(key) ?? []
+    expire(now, windowMicros)
+    const kept = logs.get(key)
+    const held = kept === undefined ? [] : typeof kept === "number" ? [kept] : kept
     while (held.length > 0 && held[0]! <= now - windowMicros) held.shift()
     // Only allowed requests are appended, so the log never holds more than `limit` entries.
     const allowed = held.length < limit
-    // A new log is made at its size: `[]` grown by push reserves room for 17 entries, and behind a proxy a
-    // desk sees many clients with one request each (140,000 such keys: 40 MB of heap as [] + push, 22 MB so).
-    const log = !allowed ? held : held.length === 0 ? [now] : (held.push(now), held)
-    if (log.length > 0) logs.set(key, log)
-    else logs.delete(key)
+    if (allowed) {
+      held.push(now)
+      // To the end: its latest request is now the newest of all.
+      logs.delete(key)
+      logs.set(key, held.length === 1 ? now : held)
+    }
     return {
       allowed,
-      used: log.length,
-      nextFreeMicros: log.length > 0 ? log[0]! + windowMicros - now : 0,
-      allFreeMicros: log.length > 0 ? log[log.length - 1]! + windowMicros - now : 0
+      used: held.length,
+      nextFreeMicros: held.length > 0 ? held[0]! + windowMicros - now : 0,
+      allFreeMicros: held.length > 0 ? held[held.length - 1]! + windowMicros - now : 0
     }
   }
 

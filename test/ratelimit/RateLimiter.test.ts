@@ -133,6 +133,40 @@ describe("RateLimiter (memory)", () => {
       expect(store.trackedKeys()).toBe(1)
       expect((yield* limiter.consume("gone")).remaining).toBe(4)
     }))
+
+  // Behind a proxy nearly every request can be a new client: what the store holds is one log per client of the
+  // last window, never more, however the clients' requests fall against any sweep.
+  it.effect("holds only the clients of the last window, a returning client kept with its budget", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.make
+      const limiter = yield* RateLimiter.make(policy, store)
+      const at = (seconds: number) => TestClock.setTime(seconds * 1000)
+      yield* at(1)
+      yield* limiter.consume("first")
+      yield* at(1.1)
+      yield* limiter.consume("returning")
+      yield* at(1.5)
+      yield* limiter.consume("once")
+      yield* at(2.9)
+      yield* limiter.consume("returning")
+      // 3.6: "first" (1) and "once" (1.5) have left the 2 s window, "returning" has one request in it (2.9).
+      yield* at(3.6)
+      yield* limiter.consume("new")
+      expect(store.trackedKeys()).toBe(2)
+      expect((yield* limiter.consume("returning")).remaining).toBe(3)
+      expect((yield* limiter.consume("once")).remaining).toBe(4)
+    }))
+
+  it.effect("a budget of one request a window refuses the second and allows one again once the first has left", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.make({ limit: 1, windowSeconds: 2 }, yield* MemoryStore.make)
+      expect((yield* limiter.consume("single")).allowed).toBe(true)
+      yield* TestClock.adjust(Duration.millis(1_999))
+      expect(yield* limiter.consume("single")).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 })
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(yield* limiter.consume("single")).toMatchObject({ allowed: true, remaining: 0 })
+      expect((yield* limiter.consume("single")).allowed).toBe(false)
+    }))
 })
 
 // Concurrent: every test has its own prefix, and most of their time is spent waiting for the window.
