@@ -38,17 +38,19 @@ export const make = Effect.map(Effect.clock, (clock): RateStore & { readonly tra
     while (held.length > 0 && held[0]! <= now - windowMicros) held.shift()
     // Only allowed requests are appended, so the log never holds more than `limit` entries.
     const allowed = held.length < limit
+    // A lone time still in the window becomes a list at its size (`[kept]` grown by push reserves room for 17).
+    const lone = typeof kept === "number" && held.length === 1
+    const log = !allowed ? held : lone ? [kept, now] : (held.push(now), held)
     if (allowed) {
-      held.push(now)
       // To the end: its latest request is now the newest of all.
       logs.delete(key)
-      logs.set(key, held.length === 1 ? now : held)
+      logs.set(key, log.length === 1 ? now : log)
     }
     return {
       allowed,
-      used: held.length,
-      nextFreeMicros: held.length > 0 ? held[0]! + windowMicros - now : 0,
-      allFreeMicros: held.length > 0 ? held[held.length - 1]! + windowMicros - now : 0
+      used: log.length,
+      nextFreeMicros: log.length > 0 ? log[0]! + windowMicros - now : 0,
+      allFreeMicros: log.length > 0 ? log[log.length - 1]! + windowMicros - now : 0
     }
   }
 
