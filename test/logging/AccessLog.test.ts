@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
-import { accessLine, redactUrl } from "../../src/Http/AccessLog.ts"
+import { FastCheck as fc, FiberId } from "effect"
+import { accessLine, fiberName, redactUrl } from "../../src/Http/AccessLog.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 
 /** Every character percent-encoded, as a client may send any of them. */
@@ -66,5 +66,23 @@ describe("accessLine", () => {
       ),
       { numRuns: 2_000 }
     )
+  })
+})
+
+describe("fiberName", () => {
+  it("names every kind of fiber id as Logger.json does", () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.nat(), fc.nat(), (a, b, started) => {
+        const runtime = FiberId.make(a, started)
+        const ids = [
+          runtime,
+          FiberId.none,
+          FiberId.composite(runtime, FiberId.make(b, started)),
+          FiberId.composite(FiberId.none, runtime)
+        ]
+        for (const id of ids) expect(fiberName(id)).toBe(FiberId.threadName(id))
+      })
+    )
+    expect(fiberName(FiberId.make(17, 0))).toBe("#17")
   })
 })
