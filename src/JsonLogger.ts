@@ -1,4 +1,5 @@
 import { Effect, Layer, Logger } from "effect"
+import { withRequestIds } from "./Desk/RequestId.ts"
 import { AccessLines } from "./Http/AccessLog.ts"
 
 const MAX_PENDING_CHARS = 64 * 1024
@@ -6,7 +7,8 @@ const MAX_PENDING_CHARS = 64 * 1024
 /**
  * Logger.json's lines, written to stdout once per event-loop turn instead of one console.log per line: under
  * load the per-line write cost more than answering the request. Lines still leave within the same turn of
- * the event loop, and whatever is pending when the process exits is written before it goes.
+ * the event loop, and whatever is pending when the process exits is written before it goes. A line logged while a
+ * request is worked on names it (`requestId`).
  */
 export const make = (write: (text: string) => void) => {
   let pending: Array<string> = []
@@ -29,7 +31,7 @@ export const make = (write: (text: string) => void) => {
       setImmediate(flush)
     }
   }
-  return { logger: Logger.map(Logger.jsonLogger, push), flush, push }
+  return { logger: withRequestIds(Logger.map(Logger.jsonLogger, push)), flush, push }
 }
 
 /**

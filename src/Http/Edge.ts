@@ -1,8 +1,8 @@
 import { type HttpApp, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, FiberRef, FiberRefs, HashMap } from "effect"
+import { Context, Effect } from "effect"
 import type { ServerResponse } from "node:http"
-import { requestIdOf } from "../Desk/RequestId.ts"
+import { REQUEST_ID_HEADER, requestIdOf } from "../Desk/RequestId.ts"
 import { isRateLimited, readsBody } from "../Desk/RequestRules.ts"
 import { type RateDecision, RateLimiter } from "../RateLimiter.ts"
 import { AccessLines, logWhenDone } from "./AccessLog.ts"
@@ -24,10 +24,11 @@ const setHeaders = (response: ServerResponse, headers: Record<string, string>) =
  * microseconds): a limited request takes its per-client slot and, from a store in memory, its rate-limit
  * decision with none, and an observer of its fiber gives the slot back. Its headers (the request id, the rate
  * limit's) go onto Node's response before the API answers: Node joins them with the answer's own, whoever makes
- * it (the API, its error encoder, the body checks, a 429 from here), so no response is copied to carry them. The
- * id goes into the request's log annotations in one update of its fiber; the access line is written by Node's
- * response when it is done (src/Http/AccessLog.ts), off the fiber. Removing the edge altogether took a
- * no-database request from about 2x the empty HttpApi endpoint's CPU to 1.1x.
+ * it (the API, its error encoder, the body checks, a 429 from here), so no response is copied to carry them. Lines
+ * logged while the request is worked on read the id from there (src/Desk/RequestId.ts), so the request's fiber
+ * carries nothing more; the access line is written by Node's response when it is done (src/Http/AccessLog.ts), off
+ * the fiber. Removing the edge altogether took a no-database request from about 2x the empty HttpApi endpoint's
+ * CPU to 1.1x.
  */
 export const makeEdge = Effect.gen(function*() {
   const limiter = yield* RateLimiter
@@ -41,21 +42,11 @@ export const makeEdge = Effect.gen(function*() {
       const response = NodeHttpServerRequest.toServerResponse(request)
       // A copy of Node's headers each time it is read: read once.
       const headers = request.headers
-      const id = requestIdOf(headers["x-request-id"])
-      response.setHeader("x-request-id", id)
+      const id = requestIdOf(headers[REQUEST_ID_HEADER])
+      response.setHeader(REQUEST_ID_HEADER, id)
       logWhenDone(lines, fiber, request, response, id)
-      // The server runs each request on a fiber of its own: the id goes straight into that fiber's log annotations
-      // (where an internal failure's answer finds it too), as annotateLogs would put it, without the restore it
-      // pays for that nothing after this request would need.
-      const tagged = Effect.updateFiberRefs((fiberId, refs) =>
-        FiberRefs.updateAs(refs, {
-          fiberId,
-          fiberRef: FiberRef.currentLogAnnotations,
-          value: HashMap.set(FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations), "requestId", id)
-        })
-      )
       const answer = readsBody(request.method) ? guardBody(request, app) : app
-      if (!isRateLimited(request.method, request.url.split("?")[0]!)) return Effect.zipRight(tagged, answer)
+      if (!isRateLimited(request.method, request.url.split("?")[0]!)) return answer
       const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)
       // Refused before the budget is touched: a client at its cap is not charged for knocking.
       if (!concurrency.enter(key)) return Effect.succeed(busy(concurrency.cap))
@@ -67,11 +58,8 @@ export const makeEdge = Effect.gen(function*() {
         return decision.allowed ? answer : Effect.succeed(refusal(limiter.policy, decision))
       }
       // A store in this process's memory answers at once: no effect steps for it.
-      return Effect.zipRight(
-        tagged,
-        limiter.consumeNow === undefined
-          ? Effect.flatMap(limiter.consume(key), decided)
-          : decided(limiter.consumeNow(key))
-      )
+      return limiter.consumeNow === undefined
+        ? Effect.flatMap(limiter.consume(key), decided)
+        : decided(limiter.consumeNow(key))
     })
 })

@@ -1,7 +1,7 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { Cause, Effect, HashMap, Layer, Logger } from "effect"
+import { Cause, Effect, Fiber, HashMap, Layer, Logger } from "effect"
 import { createServer, request as httpRequest } from "node:http"
 import * as MemoryRateStore from "../../adapters/ratelimit/Memory.ts"
 import { internalFailure } from "../../src/Desk/InternalFailure.ts"
@@ -9,6 +9,7 @@ import { AccessLines } from "../../src/Http/AccessLog.ts"
 import { ClientConcurrency } from "../../src/Http/ClientConcurrency.ts"
 import { TrustedProxies } from "../../src/Http/ClientIp.ts"
 import { makeEdge } from "../../src/Http/Edge.ts"
+import * as JsonLogger from "../../src/JsonLogger.ts"
 
 /** Requests to /api/hang never get an answer: their client gives up. */
 let hanging = 0
@@ -26,7 +27,16 @@ const app = HttpRouter.empty.pipe(
       (error) => HttpServerResponse.json({ requestId: error.requestId }, { status: 500 })
     )
   ),
-  HttpRouter.get("/api/hang", Effect.zipRight(Effect.sync(() => hanging++), Effect.never))
+  HttpRouter.get("/api/hang", Effect.zipRight(Effect.sync(() => hanging++), Effect.never)),
+  // Lines logged while a request is worked on: by its own fiber and by one it forks.
+  HttpRouter.get(
+    "/api/logs",
+    Effect.gen(function*() {
+      yield* Effect.log("inside")
+      yield* Fiber.join(yield* Effect.fork(Effect.logWarning("forked")))
+      return yield* HttpServerResponse.json({ ok: true })
+    })
+  )
 )
 
 /** 3 requests per minute, 1 in progress per client: the 429s are easy to reach. */
@@ -222,4 +232,46 @@ describe("the edge, without access lines", () => {
         })
       }))
   })
+})
+
+const written: Array<string> = []
+const json = JsonLogger.make((text) => written.push(text))
+const writtenLines = () => {
+  json.flush()
+  return written.join("").trimEnd().split("\n").map((line) => JSON.parse(line))
+}
+
+describe("the desk's JSON log", () => {
+  layer(edged(Logger.replace(Logger.defaultLogger, json.logger)), { excludeTestServices: true })(
+    "names the request of every line logged while it is worked on",
+    (it) => {
+      it.effect("a handler's lines and its forked fiber's carry the id its answer carries; a line outside none", () =>
+        Effect.gen(function*() {
+          const first = answered(yield* send("/api/logs", { headers: { "x-forwarded-for": "192.0.2.30" } }))
+          const second = answered(
+            yield* send("/api/logs", { headers: { "x-forwarded-for": "192.0.2.31", "x-request-id": "trace-7" } })
+          )
+          yield* Effect.log("between requests")
+          expect(second.requestId).toBe("trace-7")
+          const logged = writtenLines().filter((_) => _.message !== "Sent HTTP response")
+          expect(logged.map((_) => [_.message, _.annotations.requestId])).toEqual([
+            ["inside", first.requestId],
+            ["forked", first.requestId],
+            ["inside", "trace-7"],
+            ["forked", "trace-7"],
+            ["between requests", undefined]
+          ])
+        }))
+
+      it.effect("an internal failure's line names the request its answer names", () =>
+        Effect.gen(function*() {
+          written.length = 0
+          const failed = answered(yield* send("/api/failing", { headers: { "x-forwarded-for": "192.0.2.32" } }))
+          const [line] = writtenLines().filter((_) => _.message[0] === "test failure")
+          expect(line.logLevel).toBe("ERROR")
+          expect(line.annotations.requestId).toBe(failed.requestId)
+          expect(JSON.parse(failed.text).requestId).toBe(failed.requestId)
+        }))
+    }
+  )
 })
