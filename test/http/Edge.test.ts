@@ -247,6 +247,7 @@ describe("the desk's JSON log", () => {
     (it) => {
       it.effect("a handler's lines and its forked fiber's carry the id its answer carries; a line outside none", () =>
         Effect.gen(function*() {
+          written.length = 0
           const first = answered(yield* send("/api/logs", { headers: { "x-forwarded-for": "192.0.2.30" } }))
           const second = answered(
             yield* send("/api/logs", { headers: { "x-forwarded-for": "192.0.2.31", "x-request-id": "trace-7" } })
