@@ -148,7 +148,10 @@ const make = Effect.gen(function*() {
   const tagCounts = SqlSchema.findAll({
     Request: Schema.Void,
     Result: Schema.Struct({ tag: Schema.String, uses: DbInt }),
-    execute: () => sql`SELECT tag, count(*) AS uses FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo GROUP BY tag`
+    execute: () =>
+      // Kept per tag by triggers (migration 0011): the handoffs not the demo that name each tag, as a scan of every
+      // handoff's tags counted them (1.6 s of PostgreSQL at 1,000,000 handoffs; this read, 5 ms).
+      sql`SELECT tag, sum(packets) AS uses FROM tag_tally GROUP BY tag HAVING sum(packets) > 0`
   })
 
   const tagStats = SqlSchema.findAll({

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
+import { HandoffRepo } from "../../src/Catalog/HandoffRepo.ts"
 import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { Ledger } from "../../src/Ledger.ts"
@@ -15,7 +16,10 @@ import { backends } from "../support/Storage.ts"
 const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
 const TAGS = ["ruby", "postgresql", "redis", "k8s", "rust"]
 
-/** The scans /api/books and /api/demand ran before the counters were kept: the reference they must equal. */
+/**
+ * The scans /api/books, /api/demand and the tags in use ran before the counters were kept: the reference they
+ * must equal.
+ */
 const scanned = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [totals] = yield* sql`SELECT count(*)::int AS receipts,
@@ -36,7 +40,9 @@ const scanned = Effect.gen(function*() {
       round(avg(reconstruct_micro))::bigint::text AS avg_reconstruct_micro
     FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo
     GROUP BY tag ORDER BY unlocks DESC, packets DESC, tag LIMIT 50`
-  return { totals, census, tags }
+  const inUse = yield* sql`SELECT tag, count(*)::int AS uses FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo
+    GROUP BY tag ORDER BY tag`
+  return { totals, census, tags, inUse }
 }).pipe(Effect.orDie)
 
 /** What the desk now reads, in the shape of `scanned`. */
@@ -44,6 +50,8 @@ const kept = Effect.gen(function*() {
   const ledger = yield* Ledger
   const catalog = yield* Catalog
   const [totals, census, tags] = yield* Effect.all([ledger.totals, ledger.census, catalog.tagStats])
+  // Read from the repository: the catalog's own listing serves a loaded copy for a minute.
+  const inUse = yield* Effect.provide(Effect.flatMap(HandoffRepo, (repo) => repo.tagCounts), HandoffRepo.layer)
   const text = (n: number) => String(n)
   return {
     totals: {
@@ -58,7 +66,8 @@ const kept = Effect.gen(function*() {
       filer_ledger_micro: text(totals.filer_ledger_micro)
     },
     census,
-    tags: tags.map((_) => ({ ..._, avg_reconstruct_micro: text(_.avg_reconstruct_micro) }))
+    tags: tags.map((_) => ({ ..._, avg_reconstruct_micro: text(_.avg_reconstruct_micro) })),
+    inUse: [...inUse].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0))
   }
 })
 
@@ -124,6 +133,9 @@ for (const backend of backends) {
           yield* check
           yield* sql`DELETE FROM receipts WHERE receipt_id = ${receiptId}`
           yield* sql`UPDATE handoffs SET purchases = 0 WHERE seq = ${seqOf(a!)}`
+          yield* check
+          // A tag only b names: in use, then (b removed) no longer.
+          yield* sql`UPDATE handoffs SET tags = ARRAY['only-b'] WHERE seq = ${seqOf(b!)}`
           yield* check
           yield* sql`DELETE FROM handoff_sales WHERE handoff_seq = ${seqOf(b!)}`
           yield* sql`DELETE FROM handoffs WHERE seq = ${seqOf(b!)}`
