@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
+import { filedBy } from "../Ledger/Tallies.ts"
 
 export const AgentRow = Schema.Struct({
   id: Schema.String,
@@ -64,7 +65,7 @@ const make = Effect.gen(function*() {
         (SELECT coalesce(sum(filer_micro), 0) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS earned_micro,
         (SELECT coalesce(sum(filer_micro), 0) FROM receipts
           WHERE filer_did = ${id} AND kind = 'sale' AND payout_status = 'sent') AS earned_on_chain_micro,
-        (SELECT count(*) FROM handoffs WHERE filer_did = ${id} AND NOT is_demo) AS filed,
+        ${filedBy(sql, id)} AS filed,
         (SELECT count(*) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS sales,
         (SELECT count(*) FROM receipts WHERE payer = ${id} AND kind = 'sale') AS purchases`
   })

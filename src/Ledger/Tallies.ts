@@ -46,3 +46,7 @@ export const TallyFoldingLive = Layer.scopedDiscard(
     Effect.forkScoped
   )
 )
+
+/** How many handoffs, not the demo, `filer` has filed: its kept row of filer_tally (migration 0011), one lookup. */
+export const filedBy = (sql: SqlClient.SqlClient, filer: string) =>
+  sql`coalesce((SELECT handoffs FROM filer_tally WHERE filer_did = ${filer}), 0)`

@@ -13,6 +13,7 @@ import keptCounters from "./0011_kept_counters.ts"
 import handoffNotices from "./0012_handoff_notices.ts"
 import oneTripUnlock from "./0013_one_trip_unlock.ts"
 import salesUnannounced from "./0014_sales_unannounced.ts"
+import byFiler from "./0015_by_filer.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -29,7 +30,8 @@ export const migrations = {
   "0011_kept_counters": keptCounters,
   "0012_handoff_notices": handoffNotices,
   "0013_one_trip_unlock": oneTripUnlock,
-  "0014_sales_unannounced": salesUnannounced
+  "0014_sales_unannounced": salesUnannounced,
+  "0015_by_filer": byFiler
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -7,7 +7,7 @@ import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { Ledger } from "../../src/Ledger.ts"
 import { OWED } from "../../src/Ledger/Rules.ts"
-import { foldTallies } from "../../src/Ledger/Tallies.ts"
+import { filedBy, foldTallies } from "../../src/Ledger/Tallies.ts"
 import { backfill } from "../../src/Migrations/0011_kept_counters.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
@@ -42,7 +42,9 @@ const scanned = Effect.gen(function*() {
     GROUP BY tag ORDER BY unlocks DESC, packets DESC, tag LIMIT 50`
   const inUse = yield* sql`SELECT tag, count(*)::int AS uses FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo
     GROUP BY tag ORDER BY tag`
-  return { totals, census, tags, inUse }
+  const filers = yield* sql`SELECT filer_did, count(*)::int AS handoffs FROM handoffs WHERE NOT is_demo
+    GROUP BY filer_did ORDER BY filer_did`
+  return { totals, census, tags, inUse, filers }
 }).pipe(Effect.orDie)
 
 /** What the desk now reads, in the shape of `scanned`. */
@@ -52,6 +54,15 @@ const kept = Effect.gen(function*() {
   const [totals, census, tags] = yield* Effect.all([ledger.totals, ledger.census, catalog.tagStats])
   // Read from the repository: the catalog's own listing serves a loaded copy for a minute.
   const inUse = yield* Effect.provide(Effect.flatMap(HandoffRepo, (repo) => repo.tagCounts), HandoffRepo.layer)
+  // Each filer's count, as an agent's pages read it (filedBy), for the filers the scan names.
+  const sql = yield* SqlClient.SqlClient
+  const named = yield* sql<{ readonly filer_did: string }>`SELECT DISTINCT filer_did FROM handoffs
+    WHERE NOT is_demo ORDER BY filer_did`
+  const filers = yield* Effect.forEach(named, ({ filer_did }) =>
+    Effect.map(
+      sql<{ readonly handoffs: number }>`SELECT ${filedBy(sql, filer_did)}::int AS handoffs`,
+      ([row]) => ({ filer_did, handoffs: row!.handoffs })
+    ))
   const text = (n: number) => String(n)
   return {
     totals: {
@@ -67,7 +78,8 @@ const kept = Effect.gen(function*() {
     },
     census,
     tags: tags.map((_) => ({ ..._, avg_reconstruct_micro: text(_.avg_reconstruct_micro) })),
-    inUse: [...inUse].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0))
+    inUse: [...inUse].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0)),
+    filers
   }
 })
 
