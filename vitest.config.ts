@@ -11,6 +11,7 @@ const STORAGE_SUITES = [
   "test/catalog/PreviewCacheAcrossDesks.test.ts",
   "test/catalog/PreviewsTogether.test.ts",
   "test/catalog/SaleNotices.test.ts",
+  "test/catalog/DeepPagesHttp.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
+import { makeDeepPages } from "./Catalog/DeepPages.ts"
 import { type BodyTaken, HandoffRepo } from "./Catalog/HandoffRepo.ts"
 import type { NewHandoff } from "./Catalog/HandoffRow.ts"
 import { fitListing, itemsOmitted } from "./Catalog/ListingBudget.ts"
@@ -61,6 +62,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const rail = yield* RailProfile
   const tagsInUse = yield* makeTagsInUse(repo.tagCounts)
+  const deepPages = yield* makeDeepPages()
 
   /** The filer's agent record is created with its first filing, with the payout address it names, if any. */
   const claimPayout = (agent: DeskId, payoutAddress: string | undefined) =>
@@ -165,10 +167,10 @@ const make = Effect.gen(function*() {
   /**
    * One page of previews as every listing answers it (REST discover and catalog, the MCP search tool, the catalog
    * page): the page, its size, how many pages the result window holds, and `itemsOmitted` when the page was cut
-   * short to fit the listing budget.
+   * short to fit the listing budget. Deep pages are read one at a time (src/Catalog/DeepPages.ts).
    */
   const discover = fn("Catalog.discover")(function*(query: CatalogQuery) {
-    const { rows, total } = yield* repo.search(query)
+    const { rows, total } = yield* deepPages(query, repo.search(query))
     const { items, omitted } = fitListing(rows.map(toPreview))
     return {
       total,

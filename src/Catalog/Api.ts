@@ -1,7 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DiscoverParams } from "../Domain/Discover.ts"
-import { DuplicateBody, InvalidHandoff, InvalidQuery, NotFound, PayoutChangeRefused } from "../Domain/Errors.ts"
+import {
+  DuplicateBody,
+  InvalidHandoff,
+  InvalidQuery,
+  NotFound,
+  PayoutChangeRefused,
+  Unavailable
+} from "../Domain/Errors.ts"
 import { FilingRequest } from "../Domain/Filing.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { RequireAgent } from "../Identity/AgentAuth.ts"
@@ -40,6 +47,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .setUrlParams(DiscoverParams)
       .addSuccess(DiscoverResponse)
       .addError(InvalidQuery)
+      .addError(Unavailable)
       .annotate(OpenApi.Summary, "Search the catalog before expensive work")
       .annotate(
         OpenApi.Description,
@@ -51,6 +59,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .setUrlParams(DiscoverParams)
       .addSuccess(CatalogResponse)
       .addError(InvalidQuery)
+      .addError(Unavailable)
       .annotate(OpenApi.Summary, "Catalog listing with every tag in use")
   )
   .annotate(OpenApi.Title, "Catalog")

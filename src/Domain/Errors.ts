@@ -95,7 +95,10 @@ export class RateLimited extends Schema.Class<RateLimited>("RateLimited")(
 
 export class Unavailable extends Schema.Class<Unavailable>("Unavailable")(
   envelope("unavailable"),
-  status(503, "The database is unreachable; retry after the Retry-After seconds")
+  status(
+    503,
+    "The database is unreachable, or the desk is busy with another deep page; retry after the Retry-After seconds"
+  )
 ) {
   readonly _tag = "Unavailable"
 }

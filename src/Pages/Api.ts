@@ -3,7 +3,7 @@ import { type Context, Schema } from "effect"
 import { HandoffPath } from "../Catalog/Api.ts"
 import { CatalogResponse } from "../Catalog/Responses.ts"
 import { DiscoverParams } from "../Domain/Discover.ts"
-import { InvalidQuery, NotFound } from "../Domain/Errors.ts"
+import { InvalidQuery, NotFound, Unavailable } from "../Domain/Errors.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { OwnerView } from "../Owner/Responses.ts"
 
@@ -35,6 +35,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
       .setUrlParams(CatalogPageParams)
       .addSuccess(CatalogResponse)
       .addError(InvalidQuery)
+      .addError(Unavailable)
       .annotate(OpenApi.Summary, "Catalog page for people, with search, filters and pages")
       .annotate(
         OpenApi.Description,

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import { DEEP_FROM, DEEP_WAIT, makeDeepPages } from "../../src/Catalog/DeepPages.ts"
+import { toCatalogQuery } from "../../src/Domain/Discover.ts"
+
+/** The first page that starts DEEP_FROM results in, and the one before it. */
+const deep = toCatalogQuery({ limit: 100, page: DEEP_FROM / 100 + 1 })
+const shallow = toCatalogQuery({ limit: 100, page: DEEP_FROM / 100 })
+
+/** A read held open until `release`, noting when it starts. */
+const held = Effect.gen(function*() {
+  const started = yield* Deferred.make<void>()
+  const release = yield* Deferred.make<void>()
+  const read = Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release))
+  return { started, release, read }
+})
+
+describe("deep pages, one at a time", () => {
+  it.effect("a deep page waits for the one being read; shallow pages never wait", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeDeepPages()
+      const first = yield* held
+      const second = yield* held
+      const reading = yield* Effect.fork(gate(deep, first.read))
+      yield* Deferred.await(first.started)
+      const waiting = yield* Effect.fork(gate(deep, second.read))
+      // Shallow pages go straight through while the deep one is read.
+      expect(yield* gate(shallow, Effect.succeed("shallow"))).toBe("shallow")
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(yield* Deferred.isDone(second.started)).toBe(false)
+      yield* Deferred.succeed(first.release, undefined)
+      yield* Fiber.join(reading)
+      yield* TestClock.adjust(Duration.millis(50))
+      yield* Deferred.await(second.started)
+      yield* Deferred.succeed(second.release, undefined)
+      yield* Fiber.join(waiting)
+    }))
+
+  it.effect("a deep page still waiting after DEEP_WAIT is refused as unavailable, without being read", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeDeepPages()
+      const first = yield* held
+      const reading = yield* Effect.fork(gate(deep, first.read))
+      yield* Deferred.await(first.started)
+      let read = false
+      const refused = yield* Effect.fork(gate(deep, Effect.sync(() => (read = true))))
+      yield* TestClock.adjust(Duration.sum(DEEP_WAIT, Duration.millis(100)))
+      const exit = yield* Fiber.await(refused)
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe("Unavailable")
+      expect(read).toBe(false)
+      yield* Deferred.succeed(first.release, undefined)
+      yield* Fiber.join(reading)
+    }))
+
+  it.effect("a deep page that fails or is interrupted gives up its turn", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeDeepPages(Duration.zero)
+      expect(yield* Effect.flip(gate(deep, Effect.fail("broken")))).toBe("broken")
+      const first = yield* held
+      const reading = yield* Effect.fork(gate(deep, first.read))
+      yield* Deferred.await(first.started)
+      yield* Fiber.interrupt(reading)
+      // With no wait at all, the next deep page gets in only if the turn was given back.
+      expect(yield* gate(deep, Effect.succeed("next"))).toBe("next")
+    }))
+})
