@@ -4,33 +4,57 @@ import { Unavailable } from "../Domain/Errors.ts"
 
 /** A listing page that starts this many results in, or more, is deep. */
 export const DEEP_FROM = 1_000
-/** How long a deep page waits for the one being read before the desk answers 503. */
+/** How long a deep page waits for its turn before the desk answers 503 (one waits; others are refused at once). */
 export const DEEP_WAIT = Duration.seconds(3)
 /** How often a waiting deep page asks again. */
 const ASK_EVERY = Duration.millis(20)
 
 const busy = new Unavailable({
-  message: `This desk reads one deep page (results past ${DEEP_FROM.toLocaleString("en")}) at a time, and another ` +
-    "is being read: retry after the Retry-After seconds, or narrow the query (q, tag, filters) to reach the results " +
-    "in fewer pages."
+  message: `This desk reads deep pages (results past ${DEEP_FROM.toLocaleString("en")}) one at a time, resting ` +
+    "after each as long as it took, and others have the turn: retry after the Retry-After seconds, or narrow the " +
+    "query (q, tag, filters) to reach the results in fewer pages."
 })
 
 /**
- * Deep pages of a filtered listing, one at a time per desk. A page's statement skips every result before it, and
- * a filter makes it walk the sort's index past every handoff the filter leaves out, or read and sort every match:
- * at 1,000,000 handoffs a page 10,000 results into a tag or word of a few percent of the catalog took 0.3-0.8 s
- * of PostgreSQL, against tens of milliseconds for a first page. Within its rate limit (3 requests a second) one
- * client could keep two cores of the database busy that way. Read one at a time, deep pages take at most one
- * connection's worth of the database, whoever asks; everything else goes on beside them. A deep page waits up to
- * `wait` for its turn, then fails as Unavailable (503 with Retry-After); a page that fails or is interrupted gives
- * up its turn (`withPermitsIfAvailable` takes and returns it in one uninterruptible step).
+ * Deep pages of a filtered listing, one at a time per desk, with a rest after each. A page's statement skips every
+ * result before it, and a filter makes it walk the sort's index past every handoff the filter leaves out, or read
+ * and sort every match: at 1,000,000 handoffs a page 10,000 results into a tag or word of a few percent of the
+ * catalog took 0.3-0.8 s of PostgreSQL, against tens of milliseconds for a first page. Within its rate limit (3
+ * requests a second) one client kept both cores of the database busy that way: text searches beside it went from
+ * a 14 ms median to 1.6 s. Read one at a time, and the turn resting after each read as long as the read took, deep
+ * pages keep at most half of one connection's worth of the database busy, whoever asks; everything else goes on
+ * beside them. One deep page at a time waits up to `wait` for its turn, then fails as Unavailable (503 with
+ * Retry-After); any other is refused at once. Waiting pages hold their requests' places in the desk (src/Http/
+ * Admission.ts): with every deep page waiting, nine a second from three clients took most of the places and text
+ * searches beside them waited 0.5 s. The turn is taken in the same synchronous step that finds it free, and given
+ * back by a finalizer the read cannot escape (failed or interrupted, it still rests).
  */
 export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
-  Effect.map(Effect.makeSemaphore(1), (turn) => {
+  Effect.sync(() => {
     const waitMillis = Duration.toMillis(wait)
+    let reading = false
+    let waiting = false
+    // When the turn is free again after the last read: as long after it ended as it took.
+    let restUntil = 0
     return <A, E, R>(query: CatalogQuery, read: Effect.Effect<A, E, R>): Effect.Effect<A, E | Unavailable, R> => {
       if ((query.page - 1) * query.limit < DEEP_FROM) return read
-      const attempt = turn.withPermitsIfAvailable(1)(read)
+      const attempt = Effect.clockWith((clock) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.suspend(() => {
+            const started = clock.unsafeCurrentTimeMillis()
+            if (reading || started < restUntil) return Effect.succeed(Option.none<A>())
+            reading = true
+            return Effect.ensuring(
+              restore(Effect.asSome(read)),
+              Effect.sync(() => {
+                const ended = clock.unsafeCurrentTimeMillis()
+                reading = false
+                restUntil = ended + (ended - started)
+              })
+            )
+          })
+        )
+      )
       const until = (deadline: number): Effect.Effect<A, E | Unavailable, R> =>
         Effect.flatMap(attempt, (done) => {
           if (Option.isSome(done)) return Effect.succeed(done.value)
@@ -39,6 +63,19 @@ export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
             (now) => now >= deadline ? Effect.fail(busy) : Effect.zipRight(Effect.sleep(ASK_EVERY), until(deadline))
           )
         })
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => until(now + waitMillis))
+      return Effect.flatMap(attempt, (done) => {
+        if (Option.isSome(done)) return Effect.succeed(done.value)
+        // One waits; others are refused at once rather than holding a request's place in the desk meanwhile.
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.suspend(() => {
+            if (waiting) return Effect.fail(busy)
+            waiting = true
+            return Effect.ensuring(
+              restore(Effect.flatMap(Clock.currentTimeMillis, (now) => until(now + waitMillis))),
+              Effect.sync(() => (waiting = false))
+            )
+          })
+        )
+      })
     }
   })

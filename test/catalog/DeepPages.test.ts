@@ -16,7 +16,7 @@ const held = Effect.gen(function*() {
 })
 
 describe("deep pages, one at a time", () => {
-  it.effect("a deep page waits for the one being read; shallow pages never wait", () =>
+  it.effect("a deep page waits for the one being read and the rest after it; shallow pages never wait", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()
       const first = yield* held
@@ -30,10 +30,34 @@ describe("deep pages, one at a time", () => {
       expect(yield* Deferred.isDone(second.started)).toBe(false)
       yield* Deferred.succeed(first.release, undefined)
       yield* Fiber.join(reading)
-      yield* TestClock.adjust(Duration.millis(50))
+      // The first read took a second: the turn rests a second before the waiting page gets it.
+      yield* TestClock.adjust(Duration.millis(900))
+      expect(yield* Deferred.isDone(second.started)).toBe(false)
+      yield* TestClock.adjust(Duration.millis(150))
       yield* Deferred.await(second.started)
       yield* Deferred.succeed(second.release, undefined)
       yield* Fiber.join(waiting)
+    }))
+
+  it.effect("one deep page waits for the turn; any other is refused at once, until the waiting one leaves", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeDeepPages()
+      const first = yield* held
+      const reading = yield* Effect.fork(gate(deep, first.read))
+      yield* Deferred.await(first.started)
+      const waiter = yield* Effect.fork(gate(deep, Effect.succeed("waited")))
+      yield* TestClock.adjust(Duration.millis(100))
+      expect(waiter.unsafePoll()).toBe(null)
+      expect((yield* Effect.flip(gate(deep, Effect.succeed("refused"))))._tag).toBe("Unavailable")
+      // The waiter gone (its client left), the next deep page may wait again.
+      yield* Fiber.interrupt(waiter)
+      const next = yield* Effect.fork(gate(deep, Effect.succeed("next")))
+      yield* TestClock.adjust(Duration.millis(100))
+      expect(next.unsafePoll()).toBe(null)
+      yield* Deferred.succeed(first.release, undefined)
+      yield* Fiber.join(reading)
+      yield* TestClock.adjust(Duration.millis(300))
+      expect(yield* Fiber.join(next)).toBe("next")
     }))
 
   it.effect("a deep page still waiting after DEEP_WAIT is refused as unavailable, without being read", () =>
@@ -52,15 +76,19 @@ describe("deep pages, one at a time", () => {
       yield* Fiber.join(reading)
     }))
 
-  it.effect("a deep page that fails or is interrupted gives up its turn", () =>
+  it.effect("a deep page that fails or is interrupted gives up its turn, after the same rest", () =>
     Effect.gen(function*() {
+      // With no wait at all, a deep page gets in only if the turn is free at that moment.
       const gate = yield* makeDeepPages(Duration.zero)
       expect(yield* Effect.flip(gate(deep, Effect.fail("broken")))).toBe("broken")
+      expect(yield* gate(deep, Effect.succeed("at once"))).toBe("at once")
       const first = yield* held
       const reading = yield* Effect.fork(gate(deep, first.read))
       yield* Deferred.await(first.started)
+      yield* TestClock.adjust(Duration.seconds(1))
       yield* Fiber.interrupt(reading)
-      // With no wait at all, the next deep page gets in only if the turn was given back.
+      expect((yield* Effect.flip(gate(deep, Effect.succeed("too soon"))))._tag).toBe("Unavailable")
+      yield* TestClock.adjust(Duration.seconds(1))
       expect(yield* gate(deep, Effect.succeed("next"))).toBe("next")
     }))
 })
