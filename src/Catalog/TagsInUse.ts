@@ -65,9 +65,10 @@ interface Loaded {
 
 /**
  * The tags in use, kept in memory: the catalog page and the home page ask on every request, and reading them
- * sums the kept per-tag counters (once a scan of every handoff, 1.6-2.2 s of PostgreSQL at 1,000,000). Tags are never removed, so counting each filing's
- * tags as this desk files it keeps the listing exact for this desk; it is read again after
- * `TAGS_RELOAD_AFTER_MS`. Callers that arrive during a load wait for it instead of starting their own.
+ * sums the kept per-tag counters (once a scan of every handoff, 1.6-2.2 s of PostgreSQL at 1,000,000). Tags are
+ * never removed, so counting each filing's tags as this desk files it keeps the listing exact for this desk; it is
+ * read again after `TAGS_RELOAD_AFTER_MS`. Callers that arrive during a load wait for it instead of starting their
+ * own.
  */
 export const makeTagsInUse = (load: Effect.Effect<ReadonlyArray<TagCount>>, now: () => number = Date.now) =>
   Effect.map(SynchronizedRef.make(Option.none<Loaded>()), (state) => ({

@@ -40,8 +40,9 @@ const scanned = Effect.gen(function*() {
       round(avg(reconstruct_micro))::bigint::text AS avg_reconstruct_micro
     FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo
     GROUP BY tag ORDER BY unlocks DESC, packets DESC, tag LIMIT 50`
+  // In code point order, as the kept side sorts them below.
   const inUse = yield* sql`SELECT tag, count(*)::int AS uses FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo
-    GROUP BY tag ORDER BY tag`
+    GROUP BY tag ORDER BY tag COLLATE "C"`
   const filers = yield* sql`SELECT filer_did, count(*)::int AS handoffs FROM handoffs WHERE NOT is_demo
     GROUP BY filer_did ORDER BY filer_did`
   return { totals, census, tags, inUse, filers }
