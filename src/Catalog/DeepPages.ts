@@ -4,8 +4,10 @@ import { Unavailable } from "../Domain/Errors.ts"
 
 /** A listing page that starts this many results in, or more, is deep. */
 export const DEEP_FROM = 1_000
-/** How long a deep page waits for its turn before the desk answers 503 (one waits; others are refused at once). */
+/** How long a deep page waits for its turn before the desk answers 503. */
 export const DEEP_WAIT = Duration.seconds(3)
+/** How many deep pages may wait for the turn at once; any more are refused at once. */
+export const DEEP_WAITING = 4
 /** How often a waiting deep page asks again. */
 const ASK_EVERY = Duration.millis(20)
 
@@ -23,17 +25,17 @@ const busy = new Unavailable({
  * requests a second) one client kept both cores of the database busy that way: text searches beside it went from
  * a 14 ms median to 1.6 s. Read one at a time, and the turn resting after each read as long as the read took, deep
  * pages keep at most half of one connection's worth of the database busy, whoever asks; everything else goes on
- * beside them. One deep page at a time waits up to `wait` for its turn, then fails as Unavailable (503 with
- * Retry-After); any other is refused at once. Waiting pages hold their requests' places in the desk (src/Http/
+ * beside them. Up to DEEP_WAITING deep pages wait up to `wait` for the turn, then fail as Unavailable (503 with
+ * Retry-After); any more are refused at once. Waiting pages hold their requests' places in the desk (src/Http/
  * Admission.ts): with every deep page waiting, nine a second from three clients took most of the places and text
- * searches beside them waited 0.5 s. The turn is taken in the same synchronous step that finds it free, and given
+ * searches beside them waited 0.5 s; a few waiting let a client's burst of deep pages through, one after another. The turn is taken in the same synchronous step that finds it free, and given
  * back by a finalizer the read cannot escape (failed or interrupted, it still rests).
  */
 export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
   Effect.sync(() => {
     const waitMillis = Duration.toMillis(wait)
     let reading = false
-    let waiting = false
+    let waiting = 0
     // When the turn is free again after the last read: as long after it ended as it took.
     let restUntil = 0
     return <A, E, R>(query: CatalogQuery, read: Effect.Effect<A, E, R>): Effect.Effect<A, E | Unavailable, R> => {
@@ -65,14 +67,14 @@ export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
         })
       return Effect.flatMap(attempt, (done) => {
         if (Option.isSome(done)) return Effect.succeed(done.value)
-        // One waits; others are refused at once rather than holding a request's place in the desk meanwhile.
+        // A few wait; others are refused at once rather than holding requests' places in the desk meanwhile.
         return Effect.uninterruptibleMask((restore) =>
           Effect.suspend(() => {
-            if (waiting) return Effect.fail(busy)
-            waiting = true
+            if (waiting >= DEEP_WAITING) return Effect.fail(busy)
+            waiting++
             return Effect.ensuring(
               restore(Effect.flatMap(Clock.currentTimeMillis, (now) => until(now + waitMillis))),
-              Effect.sync(() => (waiting = false))
+              Effect.sync(() => waiting--)
             )
           })
         )

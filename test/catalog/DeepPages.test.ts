@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
-import { DEEP_FROM, DEEP_WAIT, makeDeepPages } from "../../src/Catalog/DeepPages.ts"
+import { DEEP_FROM, DEEP_WAIT, DEEP_WAITING, makeDeepPages } from "../../src/Catalog/DeepPages.ts"
 import { toCatalogQuery } from "../../src/Domain/Discover.ts"
 
 /** The first page that starts DEEP_FROM results in, and the one before it. */
@@ -39,25 +39,31 @@ describe("deep pages, one at a time", () => {
       yield* Fiber.join(waiting)
     }))
 
-  it.effect("one deep page waits for the turn; any other is refused at once, until the waiting one leaves", () =>
+  it.effect("DEEP_WAITING deep pages wait for the turn, one after another; one more is refused at once", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()
       const first = yield* held
       const reading = yield* Effect.fork(gate(deep, first.read))
       yield* Deferred.await(first.started)
-      const waiter = yield* Effect.fork(gate(deep, Effect.succeed("waited")))
+      const waiters = yield* Effect.forEach(
+        Array.from({ length: DEEP_WAITING }, (_, i) => i),
+        (i) => Effect.fork(gate(deep, Effect.succeed(i)))
+      )
       yield* TestClock.adjust(Duration.millis(100))
-      expect(waiter.unsafePoll()).toBe(null)
-      expect((yield* Effect.flip(gate(deep, Effect.succeed("refused"))))._tag).toBe("Unavailable")
-      // The waiter gone (its client left), the next deep page may wait again.
-      yield* Fiber.interrupt(waiter)
-      const next = yield* Effect.fork(gate(deep, Effect.succeed("next")))
+      expect(waiters.map((_) => _.unsafePoll())).toEqual(waiters.map(() => null))
+      expect((yield* Effect.flip(gate(deep, Effect.succeed(-1))))._tag).toBe("Unavailable")
+      // A waiter gone (its client left), another deep page may wait in its place.
+      yield* Fiber.interrupt(waiters[0]!)
+      const next = yield* Effect.fork(gate(deep, Effect.succeed(DEEP_WAITING)))
       yield* TestClock.adjust(Duration.millis(100))
       expect(next.unsafePoll()).toBe(null)
       yield* Deferred.succeed(first.release, undefined)
       yield* Fiber.join(reading)
+      // The waiting reads take no time on the test clock, so each one's rest is nil: all get in.
       yield* TestClock.adjust(Duration.millis(300))
-      expect(yield* Fiber.join(next)).toBe("next")
+      expect(yield* Effect.forEach([...waiters.slice(1), next], Fiber.join)).toEqual(
+        Array.from({ length: DEEP_WAITING }, (_, i) => i + 1)
+      )
     }))
 
   it.effect("a deep page still waiting after DEEP_WAIT is refused as unavailable, without being read", () =>
