@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Option } from "effect"
+import { type Clock, Duration, Effect, Option } from "effect"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { Unavailable } from "../Domain/Errors.ts"
 
@@ -10,6 +10,11 @@ export const DEEP_WAIT = Duration.seconds(3)
 export const DEEP_WAITING = 4
 /** How often a waiting deep page asks again. */
 const ASK_EVERY = Duration.millis(20)
+/** The longest rest after a read (a read on PGlite has no statement timer to end it). */
+const LONGEST_REST_MS = 5_000
+
+/** Milliseconds on the clock's monotonic time: a wall clock set forward during a read must not lengthen its rest. */
+const monotonicMillis = (clock: Clock.Clock) => Number(clock.unsafeCurrentTimeNanos() / 1_000_000n)
 
 const busy = new Unavailable({
   message: `This desk reads deep pages (results past ${DEEP_FROM.toLocaleString("en")}) one at a time, resting ` +
@@ -36,22 +41,22 @@ export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
     const waitMillis = Duration.toMillis(wait)
     let reading = false
     let waiting = 0
-    // When the turn is free again after the last read: as long after it ended as it took.
+    // When the turn is free again after the last read: as long after it ended as it took (at most LONGEST_REST_MS).
     let restUntil = 0
     return <A, E, R>(query: CatalogQuery, read: Effect.Effect<A, E, R>): Effect.Effect<A, E | Unavailable, R> => {
       if ((query.page - 1) * query.limit < DEEP_FROM) return read
       const attempt = Effect.clockWith((clock) =>
         Effect.uninterruptibleMask((restore) =>
           Effect.suspend(() => {
-            const started = clock.unsafeCurrentTimeMillis()
+            const started = monotonicMillis(clock)
             if (reading || started < restUntil) return Effect.succeed(Option.none<A>())
             reading = true
             return Effect.ensuring(
               restore(Effect.asSome(read)),
               Effect.sync(() => {
-                const ended = clock.unsafeCurrentTimeMillis()
+                const ended = monotonicMillis(clock)
                 reading = false
-                restUntil = ended + (ended - started)
+                restUntil = ended + Math.min(ended - started, LONGEST_REST_MS)
               })
             )
           })
@@ -60,9 +65,10 @@ export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
       const until = (deadline: number): Effect.Effect<A, E | Unavailable, R> =>
         Effect.flatMap(attempt, (done) => {
           if (Option.isSome(done)) return Effect.succeed(done.value)
-          return Effect.flatMap(
-            Clock.currentTimeMillis,
-            (now) => now >= deadline ? Effect.fail(busy) : Effect.zipRight(Effect.sleep(ASK_EVERY), until(deadline))
+          return Effect.clockWith((clock) =>
+            monotonicMillis(clock) >= deadline
+              ? Effect.fail(busy)
+              : Effect.zipRight(Effect.sleep(ASK_EVERY), until(deadline))
           )
         })
       return Effect.flatMap(attempt, (done) => {
@@ -73,7 +79,7 @@ export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
             if (waiting >= DEEP_WAITING) return Effect.fail(busy)
             waiting++
             return Effect.ensuring(
-              restore(Effect.flatMap(Clock.currentTimeMillis, (now) => until(now + waitMillis))),
+              restore(Effect.clockWith((clock) => until(monotonicMillis(clock) + waitMillis))),
               Effect.sync(() => waiting--)
             )
           })

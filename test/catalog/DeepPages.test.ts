@@ -66,6 +66,21 @@ describe("deep pages, one at a time", () => {
       )
     }))
 
+  it.effect("the rest after a long read is at most five seconds", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeDeepPages(Duration.zero)
+      const first = yield* held
+      const reading = yield* Effect.fork(gate(deep, first.read))
+      yield* Deferred.await(first.started)
+      yield* TestClock.adjust(Duration.seconds(20))
+      yield* Deferred.succeed(first.release, undefined)
+      yield* Fiber.join(reading)
+      yield* TestClock.adjust(Duration.millis(4_900))
+      expect((yield* Effect.flip(gate(deep, Effect.succeed("resting"))))._tag).toBe("Unavailable")
+      yield* TestClock.adjust(Duration.millis(100))
+      expect(yield* gate(deep, Effect.succeed("rested"))).toBe("rested")
+    }))
+
   it.effect("a deep page still waiting after DEEP_WAIT is refused as unavailable, without being read", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()
