@@ -29,12 +29,13 @@ const busy = new Unavailable({
  * catalog took 0.3-0.8 s of PostgreSQL, against tens of milliseconds for a first page. Within its rate limit (3
  * requests a second) one client kept both cores of the database busy that way: text searches beside it went from
  * a 14 ms median to 1.6 s. Read one at a time, and the turn resting after each read as long as the read took, deep
- * pages keep at most half of one connection's worth of the database busy, whoever asks; everything else goes on
- * beside them. Up to DEEP_WAITING deep pages wait up to `wait` for the turn, then fail as Unavailable (503 with
- * Retry-After); any more are refused at once. Waiting pages hold their requests' places in the desk (src/Http/
- * Admission.ts): with every deep page waiting, nine a second from three clients took most of the places and text
- * searches beside them waited 0.5 s; a few waiting let a client's burst of deep pages through, one after another. The turn is taken in the same synchronous step that finds it free, and given
- * back by a finalizer the read cannot escape (failed or interrupted, it still rests).
+ * pages keep about half of one connection's worth of the database busy at most, whoever asks; everything else
+ * goes on beside them. Up to DEEP_WAITING deep pages wait up to `wait` for the turn, then fail as Unavailable (503
+ * with Retry-After); any more are refused at once. Waiting pages hold their requests' places in the desk
+ * (src/Http/Admission.ts): with every deep page waiting, nine a second from three clients took most of the places
+ * and text searches beside them waited 0.5 s; a few waiting let a client's burst of deep pages through, one after
+ * another. The turn is taken in the same synchronous step that finds it free, and given back by a finalizer the
+ * read cannot escape (failed or interrupted, it still rests).
  */
 export const makeDeepPages = (wait: Duration.DurationInput = DEEP_WAIT) =>
   Effect.sync(() => {
