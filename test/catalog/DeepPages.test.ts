@@ -15,21 +15,29 @@ const held = Effect.gen(function*() {
   return { started, release, read }
 })
 
+type Gate = Effect.Effect.Success<ReturnType<typeof makeDeepPages>>
+
+/** A deep page that has taken the gate's turn and holds it until `end`, which waits for the page to finish. */
+const holdingTurn = (gate: Gate) =>
+  Effect.gen(function*() {
+    const { read, release, started } = yield* held
+    const reading = yield* Effect.fork(gate(deep, read))
+    yield* Deferred.await(started)
+    return { reading, end: Effect.zipRight(Deferred.succeed(release, undefined), Fiber.join(reading)) }
+  })
+
 describe("deep pages, one at a time", () => {
   it.effect("a deep page waits for the one being read and the rest after it; shallow pages never wait", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()
-      const first = yield* held
+      const first = yield* holdingTurn(gate)
       const second = yield* held
-      const reading = yield* Effect.fork(gate(deep, first.read))
-      yield* Deferred.await(first.started)
       const waiting = yield* Effect.fork(gate(deep, second.read))
       // Shallow pages go straight through while the deep one is read.
       expect(yield* gate(shallow, Effect.succeed("shallow"))).toBe("shallow")
       yield* TestClock.adjust(Duration.seconds(1))
       expect(yield* Deferred.isDone(second.started)).toBe(false)
-      yield* Deferred.succeed(first.release, undefined)
-      yield* Fiber.join(reading)
+      yield* first.end
       // The first read took a second: the turn rests a second before the waiting page gets it.
       yield* TestClock.adjust(Duration.millis(900))
       expect(yield* Deferred.isDone(second.started)).toBe(false)
@@ -42,9 +50,7 @@ describe("deep pages, one at a time", () => {
   it.effect("DEEP_WAITING deep pages wait for the turn, one after another; one more is refused at once", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()
-      const first = yield* held
-      const reading = yield* Effect.fork(gate(deep, first.read))
-      yield* Deferred.await(first.started)
+      const first = yield* holdingTurn(gate)
       const waiters = yield* Effect.forEach(
         Array.from({ length: DEEP_WAITING }, (_, i) => i),
         (i) => Effect.fork(gate(deep, Effect.succeed(i)))
@@ -57,8 +63,7 @@ describe("deep pages, one at a time", () => {
       const next = yield* Effect.fork(gate(deep, Effect.succeed(DEEP_WAITING)))
       yield* TestClock.adjust(Duration.millis(100))
       expect(next.unsafePoll()).toBe(null)
-      yield* Deferred.succeed(first.release, undefined)
-      yield* Fiber.join(reading)
+      yield* first.end
       // The waiting reads take no time on the test clock, so each one's rest is nil: all get in.
       yield* TestClock.adjust(Duration.millis(300))
       expect(yield* Effect.forEach([...waiters.slice(1), next], Fiber.join)).toEqual(
@@ -69,12 +74,9 @@ describe("deep pages, one at a time", () => {
   it.effect("the rest after a long read is at most five seconds", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages(Duration.zero)
-      const first = yield* held
-      const reading = yield* Effect.fork(gate(deep, first.read))
-      yield* Deferred.await(first.started)
+      const first = yield* holdingTurn(gate)
       yield* TestClock.adjust(Duration.seconds(20))
-      yield* Deferred.succeed(first.release, undefined)
-      yield* Fiber.join(reading)
+      yield* first.end
       yield* TestClock.adjust(Duration.millis(4_900))
       expect((yield* Effect.flip(gate(deep, Effect.succeed("resting"))))._tag).toBe("Unavailable")
       yield* TestClock.adjust(Duration.millis(100))
@@ -84,17 +86,14 @@ describe("deep pages, one at a time", () => {
   it.effect("a deep page still waiting after DEEP_WAIT is refused as unavailable, without being read", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()
-      const first = yield* held
-      const reading = yield* Effect.fork(gate(deep, first.read))
-      yield* Deferred.await(first.started)
+      const first = yield* holdingTurn(gate)
       let read = false
       const refused = yield* Effect.fork(gate(deep, Effect.sync(() => (read = true))))
       yield* TestClock.adjust(Duration.sum(DEEP_WAIT, Duration.millis(100)))
       const exit = yield* Fiber.await(refused)
       expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe("Unavailable")
       expect(read).toBe(false)
-      yield* Deferred.succeed(first.release, undefined)
-      yield* Fiber.join(reading)
+      yield* first.end
     }))
 
   it.effect("a deep page that fails or is interrupted gives up its turn, after the same rest", () =>
@@ -103,11 +102,9 @@ describe("deep pages, one at a time", () => {
       const gate = yield* makeDeepPages(Duration.zero)
       expect(yield* Effect.flip(gate(deep, Effect.fail("broken")))).toBe("broken")
       expect(yield* gate(deep, Effect.succeed("at once"))).toBe("at once")
-      const first = yield* held
-      const reading = yield* Effect.fork(gate(deep, first.read))
-      yield* Deferred.await(first.started)
+      const first = yield* holdingTurn(gate)
       yield* TestClock.adjust(Duration.seconds(1))
-      yield* Fiber.interrupt(reading)
+      yield* Fiber.interrupt(first.reading)
       expect((yield* Effect.flip(gate(deep, Effect.succeed("too soon"))))._tag).toBe("Unavailable")
       yield* TestClock.adjust(Duration.seconds(1))
       expect(yield* gate(deep, Effect.succeed("next"))).toBe("next")
