@@ -2,6 +2,7 @@ import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
+import { plannedRows } from "../PlannedRows.ts"
 import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 
 export interface CountLimits {
@@ -87,13 +88,6 @@ const previewColumns = (sql: SqlClient.SqlClient) =>
   sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
 
 const Total = Schema.Struct({ total: DbInt })
-const PlanRows = Schema.Struct({ "Plan Rows": Schema.Number })
-const Explained = Schema.Struct({
-  "QUERY PLAN": Schema.Union(
-    Schema.Tuple(Schema.Struct({ Plan: PlanRows })),
-    Schema.parseJson(Schema.Tuple(Schema.Struct({ Plan: PlanRows })))
-  )
-})
 
 /**
  * One page of a catalog search, with its total, in few statements. A listing by one tag alone is one statement,
@@ -144,12 +138,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       return result(rows, rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* totalAlone(tally), false)
     }
 
-    const plan = yield* SqlSchema.single({
-      Request: Schema.Void,
-      Result: Explained,
-      execute: () => sql`EXPLAIN (FORMAT JSON) SELECT 1 FROM handoffs WHERE ${where}`
-    })(undefined)
-    const planned = Math.round(plan["QUERY PLAN"][0].Plan["Plan Rows"])
+    const planned = yield* plannedRows(sql, sql`FROM handoffs WHERE ${where}`)
     const byText = query.q !== "" && (query.sort === "relevance" || query.sort === "recent")
     if (byText && planned <= limits.estimateTrustedAbove) {
       const cap = query.sort === "relevance" ? limits.rankedUpTo : limits.exactUpTo
