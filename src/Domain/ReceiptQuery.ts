@@ -8,6 +8,12 @@ const receiptFields = <I>(number: NumberInput<I>) => ({
   ...pagingFields(number)
 })
 
+/**
+ * A receipt listing's total is counted exactly up to this many receipts; past it, it is PostgreSQL's estimate
+ * (never below what was counted). Counting every receipt of a desk with a million sales took 117 ms a request.
+ */
+export const RECEIPTS_COUNTED_UP_TO = 1_000
+
 /** Query parameters of GET /api/receipts. */
 export const ReceiptsParams = withinResultWindow(Schema.Struct(receiptFields(fromText)))
 export type ReceiptsParams = typeof ReceiptsParams.Type

@@ -1,14 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
+import { listReceipts, RECEIPT_COLUMNS, type ReceiptFilter } from "./ReceiptListing.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
-
-export interface ReceiptFilter {
-  readonly payer: string | null
-  readonly filer: string | null
-  readonly limit: number
-  readonly offset: number
-}
 
 const Totals = Schema.Struct({
   receipts: DbInt,
@@ -39,10 +33,7 @@ const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt 
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const select = sql`SELECT r.receipt_id, r.handoff_seq, h.title, r.payer, r.filer_did, r.price_micro, r.filer_micro,
-      r.desk_micro, r.kind, r.mode, r.network, r.payment_tx_hash, r.payment_payer_address, r.payout_status,
-      r.payout_address, r.payout_tx_hash, r.created_at
-    FROM receipts r JOIN handoffs h ON h.seq = r.handoff_seq`
+  const select = sql`SELECT ${sql.literal(RECEIPT_COLUMNS)} FROM receipts r JOIN handoffs h ON h.seq = r.handoff_seq`
 
   const findFor = SqlSchema.findOne({
     Request: Schema.Struct({ payer: Schema.String, handoffSeq: Schema.Number }),
@@ -113,28 +104,6 @@ const make = Effect.gen(function*() {
       }
     })
 
-  const where = (filter: ReceiptFilter) => {
-    const clauses = [sql`TRUE`]
-    if (filter.payer !== null) clauses.push(sql`r.payer = ${filter.payer}`)
-    if (filter.filer !== null) clauses.push(sql`r.filer_did = ${filter.filer}`)
-    return sql.and(clauses)
-  }
-
-  const list = (filter: ReceiptFilter) =>
-    Effect.all({
-      rows: SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: ReceiptRow,
-        execute: () =>
-          sql`${select} WHERE ${where(filter)} ORDER BY r.seq DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
-      })(undefined),
-      total: SqlSchema.single({
-        Request: Schema.Void,
-        Result: Schema.Struct({ total: DbInt }),
-        execute: () => sql`SELECT count(*) AS total FROM receipts r WHERE ${where(filter)}`
-      })(undefined).pipe(Effect.map((_) => _.total))
-    })
-
   const recentSales = SqlSchema.findAll({
     Request: Schema.Number,
     Result: ReceiptRow,
@@ -185,7 +154,7 @@ const make = Effect.gen(function*() {
     /** Fails only with a SqlError (a unique violation is the caller's to read); anything else is a defect. */
     deskUnlock: (receipt: NewReceipt, spendMicro: number, title: string) =>
       deskUnlock(receipt, spendMicro, title).pipe(Effect.catchTag("ParseError", Effect.die)),
-    list: (filter: ReceiptFilter) => Effect.orDie(list(filter)),
+    list: (filter: ReceiptFilter) => Effect.orDie(listReceipts(sql, filter)),
     recentSales: (limit: number) => Effect.orDie(recentSales(limit)),
     totals: Effect.orDie(totals(undefined)),
     census: Effect.orDie(census(undefined)),

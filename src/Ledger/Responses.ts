@@ -1,11 +1,15 @@
 import { Schema } from "effect"
 import { Receipt } from "../Domain/Receipt.ts"
+import { RECEIPTS_COUNTED_UP_TO } from "../Domain/ReceiptQuery.ts"
 
 export { ReceiptsParams } from "../Domain/ReceiptQuery.ts"
 
 export const ReceiptsResponse = Schema.Struct({
   ok: Schema.Literal(true),
-  total: Schema.Int,
+  total: Schema.Int.annotations({
+    description: `Receipts matching: exact up to ${RECEIPTS_COUNTED_UP_TO.toLocaleString("en-US")}, PostgreSQL's ` +
+      "estimate above that (never less than the receipts the page has seen)"
+  }),
   page: Schema.Int,
   limit: Schema.Int,
   pages: Schema.Int,
