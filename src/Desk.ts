@@ -8,6 +8,7 @@ import { Ledger } from "./Ledger.ts"
 import { TallyFoldingLive } from "./Ledger/Tallies.ts"
 import { Owner } from "./Owner.ts"
 import { Payouts } from "./Payouts.ts"
+import { PlannerStatisticsLive } from "./PlannerStatistics.ts"
 
 /** Work done once at startup, after migrations: the sandbox's demo packet must exist. */
 const StartupLive = Layer.effectDiscard(Effect.flatMap(Catalog, (catalog) => catalog.ensureDemo))
@@ -20,6 +21,7 @@ export const DeskLive = HttpLive.pipe(
   Layer.provide(StartupLive),
   Layer.merge(BackgroundLive),
   Layer.merge(TallyFoldingLive),
+  Layer.merge(PlannerStatisticsLive),
   Layer.provideMerge(Layer.mergeAll(Catalog.layer, Ledger.layer, Identity.layer, Owner.layer)),
   Layer.provideMerge(Payouts.layer),
   // One cache per desk: the catalog reads through it, the ledger's changes hold ids out of it.
