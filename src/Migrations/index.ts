@@ -14,6 +14,7 @@ import handoffNotices from "./0012_handoff_notices.ts"
 import oneTripUnlock from "./0013_one_trip_unlock.ts"
 import salesUnannounced from "./0014_sales_unannounced.ts"
 import byFiler from "./0015_by_filer.ts"
+import quietStatistics from "./0016_quiet_statistics.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -31,7 +32,8 @@ export const migrations = {
   "0012_handoff_notices": handoffNotices,
   "0013_one_trip_unlock": oneTripUnlock,
   "0014_sales_unannounced": salesUnannounced,
-  "0015_by_filer": byFiler
+  "0015_by_filer": byFiler,
+  "0016_quiet_statistics": quietStatistics
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -55,6 +55,25 @@ for (const backend of backends) {
           expect((yield* Row("grown")).reltuples).toBe(2700)
         }))
 
+      it.effect("handoffs are analyzed for the columns statements read, not the body and prose (migration 0016)", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO handoffs (title, teaser, body, filer, filer_did, price_micro, reconstruct_micro, origin,
+              hash, body_chars, tags)
+            SELECT 'Title ' || g, 'Teaser ' || g, repeat('body ', 100) || g, 'filer', 'did:desk:' || md5(g::text),
+              1000 * g, 1000000 + g, 'seed', md5('h' || g), 500, ARRAY['t' || (g % 5)]
+            FROM generate_series(1, 200) g`.pipe(Effect.orDie)
+          yield* changesSeen("handoffs", 200)
+          expect(yield* analyzeStale).toContain("handoffs")
+          const columns = yield* sql<{ readonly attname: string }>`SELECT attname FROM pg_stats
+            WHERE tablename = 'handoffs' ORDER BY attname`.pipe(Effect.orDie)
+          const analyzed = columns.map((_) => _.attname)
+          expect(analyzed).toEqual(expect.arrayContaining(["filed_at", "filer_did", "price_micro", "search", "tags"]))
+          for (const prose of ["body", "title", "teaser", "why_pay", "contains", "does_not_contain", "provenance"]) {
+            expect(analyzed).not.toContain(prose)
+          }
+        }))
+
       it.effect.skipIf(backend.name === "pglite")(
         "a desk that finds another analyzing skips the pass (PGlite has one connection, so no other desk)",
         () =>
