@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
-import { filedBy } from "../Ledger/Tallies.ts"
+import { boughtBy, filedBy } from "../Ledger/Tallies.ts"
 
 export const AgentRow = Schema.Struct({
   id: Schema.String,
@@ -67,7 +67,7 @@ const make = Effect.gen(function*() {
           WHERE filer_did = ${id} AND kind = 'sale' AND payout_status = 'sent') AS earned_on_chain_micro,
         ${filedBy(sql, id)} AS filed,
         (SELECT count(*) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS sales,
-        (SELECT count(*) FROM receipts WHERE payer = ${id} AND kind = 'sale') AS purchases`
+        ${boughtBy(sql, id)} AS purchases`
   })
 
   return {

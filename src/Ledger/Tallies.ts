@@ -50,3 +50,7 @@ export const TallyFoldingLive = Layer.scopedDiscard(
 /** How many handoffs, not the demo, `filer` has filed: its kept row of filer_tally (migration 0011), one lookup. */
 export const filedBy = (sql: SqlClient.SqlClient, filer: string) =>
   sql`coalesce((SELECT handoffs FROM filer_tally WHERE filer_did = ${filer}), 0)`
+
+/** How many sales `payer` has bought: its kept row of buyer_tally (migration 0011), one lookup. */
+export const boughtBy = (sql: SqlClient.SqlClient, payer: string) =>
+  sql`coalesce((SELECT sales FROM buyer_tally WHERE payer = ${payer}), 0)`

@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
 import { ReceiptRow } from "../Ledger/ReceiptRow.ts"
-import { filedBy } from "../Ledger/Tallies.ts"
+import { boughtBy, filedBy } from "../Ledger/Tallies.ts"
 
 /** How many filings and purchases the page lists, newest first; the totals count them all. */
 export const LISTED = 50
@@ -111,7 +111,7 @@ const make = Effect.gen(function*() {
       sql`SELECT
           ${filedBy(sql, id)} AS filings,
           (SELECT count(*) FROM receipts WHERE payer = ${id}) AS purchases,
-          (SELECT count(*) FROM receipts WHERE payer = ${id} AND kind = 'sale') AS bought`
+          ${boughtBy(sql, id)} AS bought`
   })
 
   return {

@@ -7,7 +7,7 @@ import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { Ledger } from "../../src/Ledger.ts"
 import { OWED } from "../../src/Ledger/Rules.ts"
-import { filedBy, foldTallies } from "../../src/Ledger/Tallies.ts"
+import { boughtBy, filedBy, foldTallies } from "../../src/Ledger/Tallies.ts"
 import { backfill } from "../../src/Migrations/0011_kept_counters.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
@@ -45,7 +45,9 @@ const scanned = Effect.gen(function*() {
     GROUP BY tag ORDER BY tag COLLATE "C"`
   const filers = yield* sql`SELECT filer_did, count(*)::int AS handoffs FROM handoffs WHERE NOT is_demo
     GROUP BY filer_did ORDER BY filer_did`
-  return { totals, census, tags, inUse, filers }
+  const buyers = yield* sql`SELECT payer, count(*)::int AS sales FROM receipts WHERE kind = 'sale'
+    GROUP BY payer ORDER BY payer`
+  return { totals, census, tags, inUse, filers, buyers }
 }).pipe(Effect.orDie)
 
 /** What the desk now reads, in the shape of `scanned`. */
@@ -64,6 +66,14 @@ const kept = Effect.gen(function*() {
       sql<{ readonly handoffs: number }>`SELECT ${filedBy(sql, filer_did)}::int AS handoffs`,
       ([row]) => ({ filer_did, handoffs: row!.handoffs })
     ))
+  // Each buyer's sales, as an agent's pages read them (boughtBy), for every payer: one with none reads 0.
+  const payers = yield* sql<{ readonly payer: string }>`SELECT DISTINCT payer FROM receipts ORDER BY payer`
+  const counted = yield* Effect.forEach(payers, ({ payer }) =>
+    Effect.map(
+      sql<{ readonly sales: number }>`SELECT ${boughtBy(sql, payer)}::int AS sales`,
+      ([row]) => ({ payer, sales: row!.sales })
+    ))
+  const buyers = counted.filter((_) => _.sales > 0)
   const text = (n: number) => String(n)
   return {
     totals: {
@@ -80,7 +90,8 @@ const kept = Effect.gen(function*() {
     census,
     tags: tags.map((_) => ({ ..._, avg_reconstruct_micro: text(_.avg_reconstruct_micro) })),
     inUse: [...inUse].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0)),
-    filers
+    filers,
+    buyers
   }
 })
 
