@@ -2,6 +2,7 @@ import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
+import { pageWithOnePast } from "../Domain/Paging.ts"
 import { plannedRows } from "../PlannedRows.ts"
 import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, PREVIEW_COLUMNS } from "./HandoffRow.ts"
 
@@ -110,11 +111,10 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     const columns = previewColumns(sql)
     const capped = (cap: number) =>
       sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
-    const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => {
-      const more = rows.length > query.limit
-      const seen = rows.length === 0 ? 0 : offset + Math.min(rows.length, query.limit) + (more ? 1 : 0)
-      return { rows: rows.slice(0, query.limit), total: Math.max(total, seen), totalIsEstimate }
-    }
+    const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => ({
+      ...pageWithOnePast(rows, { offset, limit: query.limit }, total),
+      totalIsEstimate
+    })
     // A page past the end has no row to carry the total: it is read on its own.
     const totalAlone = (total: Statement.Fragment) =>
       Effect.map(

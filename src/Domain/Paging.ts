@@ -67,3 +67,12 @@ export const withinResultWindow = <S extends Schema.Schema.Any>(schema: S) =>
       }
     })
   )
+
+/**
+ * A page read with one row past it (LIMIT limit + 1): the page's rows, and a total never below the rows seen, the
+ * one past the page included, so `pagesOf` shows a following page whatever an estimated total says.
+ */
+export const pageWithOnePast = <A>(rows: ReadonlyArray<A>, paging: Omit<Paging, "page">, total: number) => ({
+  rows: rows.slice(0, paging.limit),
+  total: Math.max(total, rows.length === 0 ? 0 : paging.offset + Math.min(rows.length, paging.limit + 1))
+})

@@ -1,6 +1,7 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
+import { pageWithOnePast } from "../Domain/Paging.ts"
 import { RECEIPTS_COUNTED_UP_TO } from "../Domain/ReceiptQuery.ts"
 import { plannedRows } from "../PlannedRows.ts"
 import { ReceiptRow } from "./ReceiptRow.ts"
@@ -52,10 +53,8 @@ export const listReceipts = (
         execute: () => sql`SELECT count(*) AS total FROM (SELECT 1 ${matching} LIMIT ${countedUpTo + 1}) counted`
       })(undefined)
     ])
-    const more = rows.length > filter.limit
-    const seen = rows.length === 0 ? 0 : filter.offset + rows.length
     const total = counted.total <= countedUpTo
       ? counted.total
       : Math.max(counted.total, yield* plannedRows(sql, matching))
-    return { rows: more ? rows.slice(0, filter.limit) : rows, total: Math.max(total, seen) }
+    return pageWithOnePast(rows, filter, total)
   })
