@@ -183,12 +183,7 @@ export const make = (
     // the order they asked for it.
     const lock = makeFairLock()
     // Waiting for the lock stays interruptible (acquireRelease would not), like Semaphore.withPermits.
-    const acquire = Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(
-        restore(lock.take),
-        Effect.as(Effect.addFinalizer(() => lock.release), connection)
-      )
-    )
+    const acquire = Effect.as(lock.hold, connection)
     return yield* SqlClient.make({
       acquirer: acquire,
       transactionAcquirer: acquire,
