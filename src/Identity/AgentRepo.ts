@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
-import { boughtBy, filedBy } from "../Ledger/Tallies.ts"
+import { boughtBy, earningsOf, filedBy } from "../Ledger/Tallies.ts"
 
 export const AgentRow = Schema.Struct({
   id: Schema.String,
@@ -62,12 +62,12 @@ const make = Effect.gen(function*() {
     Result: AgentStats,
     execute: (id) =>
       sql`SELECT
-        (SELECT coalesce(sum(filer_micro), 0) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS earned_micro,
-        (SELECT coalesce(sum(filer_micro), 0) FROM receipts
-          WHERE filer_did = ${id} AND kind = 'sale' AND payout_status = 'sent') AS earned_on_chain_micro,
+        coalesce(sum(earnings.filer_micro), 0) AS earned_micro,
+        coalesce(sum(earnings.filer_micro) FILTER (WHERE earnings.payout_status = 'sent'), 0) AS earned_on_chain_micro,
         ${filedBy(sql, id)} AS filed,
-        (SELECT count(*) FROM receipts WHERE filer_did = ${id} AND kind = 'sale') AS sales,
-        ${boughtBy(sql, id)} AS purchases`
+        coalesce(sum(earnings.sales), 0) AS sales,
+        ${boughtBy(sql, id)} AS purchases
+      FROM ${earningsOf(sql, id)} AS earnings`
   })
 
   return {

@@ -15,6 +15,7 @@ import oneTripUnlock from "./0013_one_trip_unlock.ts"
 import salesUnannounced from "./0014_sales_unannounced.ts"
 import byFiler from "./0015_by_filer.ts"
 import quietStatistics from "./0016_quiet_statistics.ts"
+import agentTallies from "./0017_agent_tallies.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -33,7 +34,8 @@ export const migrations = {
   "0013_one_trip_unlock": oneTripUnlock,
   "0014_sales_unannounced": salesUnannounced,
   "0015_by_filer": byFiler,
-  "0016_quiet_statistics": quietStatistics
+  "0016_quiet_statistics": quietStatistics,
+  "0017_agent_tallies": agentTallies
 }
 
 export const loader = Migrator.fromRecord(migrations)

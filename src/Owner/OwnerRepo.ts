@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { DbDate, DbInt } from "../Domain/DbTypes.ts"
 import { ReceiptRow } from "../Ledger/ReceiptRow.ts"
-import { boughtBy, filedBy } from "../Ledger/Tallies.ts"
+import { boughtBy, daysOf, earnedOnListed, earningsOf, filedBy, heldBy } from "../Ledger/Tallies.ts"
 
 /** How many filings and purchases the page lists, newest first; the totals count them all. */
 export const LISTED = 50
@@ -66,11 +66,9 @@ const make = Effect.gen(function*() {
     Request: Schema.String,
     Result: FilingRow,
     execute: (id) =>
-      sql`SELECT h.seq, h.title, h.price_micro, h.filed_at,
-          (SELECT count(*) FROM receipts r WHERE r.handoff_seq = h.seq AND r.kind = 'sale') AS sales,
-          (SELECT coalesce(sum(r.filer_micro), 0) FROM receipts r WHERE r.handoff_seq = h.seq AND r.kind = 'sale')
-            AS earned_micro
-        FROM handoffs h WHERE h.filer_did = ${id} AND NOT h.is_demo ORDER BY h.seq DESC LIMIT ${LISTED}`
+      sql`SELECT h.seq, h.title, h.price_micro, h.filed_at, earned.sales, earned.filer_micro AS earned_micro
+        FROM handoffs h, ${earnedOnListed(sql)} AS earned
+        WHERE h.filer_did = ${id} AND NOT h.is_demo ORDER BY h.seq DESC LIMIT ${LISTED}`
   })
 
   const purchases = SqlSchema.findAll({
@@ -85,9 +83,7 @@ const make = Effect.gen(function*() {
   const earnings = SqlSchema.findAll({
     Request: Schema.String,
     Result: EarningRow,
-    execute: (id) =>
-      sql`SELECT payout_status, count(*) AS sales, coalesce(sum(filer_micro), 0) AS filer_micro
-        FROM receipts WHERE filer_did = ${id} AND kind = 'sale' GROUP BY payout_status`
+    execute: (id) => sql`SELECT payout_status, sales, filer_micro FROM ${earningsOf(sql, id)} AS earnings`
   })
 
   /** Per UTC day: what the agent spent on sales it bought and earned from sales of its filings. */
@@ -95,13 +91,8 @@ const make = Effect.gen(function*() {
     Request: Schema.String,
     Result: DayRow,
     execute: (id) =>
-      sql`SELECT day, sum(spent_micro) AS spent_micro, sum(earned_micro) AS earned_micro FROM (
-          SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, price_micro AS spent_micro, 0 AS earned_micro
-            FROM receipts WHERE payer = ${id} AND kind = 'sale'
-          UNION ALL
-          SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), 0, filer_micro
-            FROM receipts WHERE filer_did = ${id} AND kind = 'sale'
-        ) AS activity GROUP BY day ORDER BY day DESC LIMIT ${CHART_DAYS}`
+      sql`SELECT to_char(day, 'YYYY-MM-DD') AS day, spent_micro, earned_micro FROM ${daysOf(sql, id)} AS days
+        ORDER BY days.day DESC LIMIT ${CHART_DAYS}`
   })
 
   const totals = SqlSchema.single({
@@ -110,7 +101,7 @@ const make = Effect.gen(function*() {
     execute: (id) =>
       sql`SELECT
           ${filedBy(sql, id)} AS filings,
-          (SELECT count(*) FROM receipts WHERE payer = ${id}) AS purchases,
+          ${heldBy(sql, id)} AS purchases,
           ${boughtBy(sql, id)} AS bought`
   })
 

@@ -1,19 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
 import { HandoffRepo } from "../../src/Catalog/HandoffRepo.ts"
-import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { Ledger } from "../../src/Ledger.ts"
 import { OWED } from "../../src/Ledger/Rules.ts"
 import { boughtBy, filedBy, foldTallies } from "../../src/Ledger/Tallies.ts"
 import { backfill } from "../../src/Migrations/0011_kept_counters.ts"
-import { filing, newAgentId } from "../support/Fixtures.ts"
+import { filedAs } from "../support/Filed.ts"
+import { newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
 import { backends } from "../support/Storage.ts"
 
-const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
 const TAGS = ["ruby", "postgresql", "redis", "k8s", "rust"]
 
 /**
@@ -96,18 +95,12 @@ const kept = Effect.gen(function*() {
 })
 
 const fileAs = (filer: DeskId, i: number) =>
-  Effect.flatMap(Catalog, (catalog) =>
-    catalog.file(
-      filer,
-      decodeFiling(
-        filing(filer, {
-          title: `Kept counter filing ${i} ${newAgentId().slice(-8)}`,
-          priceUsd: 0.01 * (1 + (i % 7)),
-          reconstructUsd: (3_000_000 + i * 1_000_001) / 1_000_000,
-          tags: [TAGS[i % TAGS.length]!, TAGS[(i * 3 + 1) % TAGS.length]!]
-        })
-      )
-    )).pipe(Effect.map((_) => _.id as string))
+  filedAs(filer, {
+    title: `Kept counter filing ${i} ${newAgentId().slice(-8)}`,
+    priceUsd: 0.01 * (1 + (i % 7)),
+    reconstructUsd: (3_000_000 + i * 1_000_001) / 1_000_000,
+    tags: [TAGS[i % TAGS.length]!, TAGS[(i * 3 + 1) % TAGS.length]!]
+  })
 
 for (const backend of backends) {
   describe.skipIf(!backend.available)(`kept counters over ${backend.name}`, () => {
