@@ -1,4 +1,4 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import type { SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HandoffRepo, type SealedRow } from "./Catalog/HandoffRepo.ts"
 import { DeskConfig } from "./Config.ts"
@@ -37,7 +37,6 @@ export type { Unlocked } from "./Ledger/PaidUnlock.ts"
 
 const make = Effect.gen(function*() {
   const fn = yield* spanned
-  const sql = yield* SqlClient.SqlClient
   const handoffs = yield* HandoffRepo
   const receipts = yield* ReceiptRepo
   const settlement = yield* Settlement
@@ -288,7 +287,7 @@ const make = Effect.gen(function*() {
         })
       )
     }
-    yield* sql.withTransaction(receipts.vote(handoff.seq, agent, useful)).pipe(Effect.catchTag("SqlError", Effect.die))
+    yield* receipts.vote(handoff.seq, agent, useful)
     const row = yield* handoffs.findBySeq(handoff.seq)
     return {
       ok: true as const,

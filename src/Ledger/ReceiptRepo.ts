@@ -134,15 +134,10 @@ const make = Effect.gen(function*() {
         FROM books_tally`
   })
 
+  /** The agent's vote, new or changed; the handoff's counts follow it by a trigger (migration 0018). */
   const vote = (handoffSeq: number, agent: string, useful: boolean) =>
-    Effect.gen(function*() {
-      yield* sql`INSERT INTO feedback (handoff_seq, agent_id, useful) VALUES (${handoffSeq}, ${agent}, ${useful})
-        ON CONFLICT (handoff_seq, agent_id) DO UPDATE SET useful = excluded.useful, updated_at = now()`
-      yield* sql`UPDATE handoffs SET
-          useful = (SELECT count(*) FROM feedback WHERE handoff_seq = ${handoffSeq} AND useful),
-          not_useful = (SELECT count(*) FROM feedback WHERE handoff_seq = ${handoffSeq} AND NOT useful)
-        WHERE seq = ${handoffSeq}`
-    })
+    sql`INSERT INTO feedback (handoff_seq, agent_id, useful) VALUES (${handoffSeq}, ${agent}, ${useful})
+      ON CONFLICT (handoff_seq, agent_id) DO UPDATE SET useful = excluded.useful, updated_at = now()`
 
   return {
     findFor: (payer: string, handoffSeq: number) => Effect.orDie(findFor({ payer, handoffSeq })),

@@ -16,6 +16,7 @@ import salesUnannounced from "./0014_sales_unannounced.ts"
 import byFiler from "./0015_by_filer.ts"
 import quietStatistics from "./0016_quiet_statistics.ts"
 import agentTallies from "./0017_agent_tallies.ts"
+import voteCounts from "./0018_vote_counts.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -35,7 +36,8 @@ export const migrations = {
   "0014_sales_unannounced": salesUnannounced,
   "0015_by_filer": byFiler,
   "0016_quiet_statistics": quietStatistics,
-  "0017_agent_tallies": agentTallies
+  "0017_agent_tallies": agentTallies,
+  "0018_vote_counts": voteCounts
 }
 
 export const loader = Migrator.fromRecord(migrations)
