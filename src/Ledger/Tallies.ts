@@ -9,9 +9,9 @@ const Pending = Schema.Struct({ books: DbInt, tags: DbInt, agents: DbInt })
 
 /**
  * Folds the deltas of books_tally and tag_tally (migration 0011) into one row per table and tag, and those of
- * receipt_agent_delta (0017) into agent_days, filer_payouts and handoff_earnings. Each fold is one statement: the rows it deletes are
- * exactly the rows it sums, so a read, a write or another desk's fold at the same moment sees the counters either
- * before or after it, never half.
+ * receipt_agent_delta (0017) into agent_days, filer_payouts and handoff_earnings. Each fold is one statement: the
+ * rows it deletes are exactly the rows it sums, so a read, a write or another desk's fold at the same moment sees
+ * the counters either before or after it, never half.
  * A fold leaves its deltas behind as dead rows, which every read of the counters would scan until a vacuum: the
  * table folded is vacuumed right after (a few pages; skipped while another desk vacuums it). Autovacuum would
  * come a minute later at best, and never where it is off: a bench database, 100,000 dead rows, showed /api/books
@@ -45,8 +45,10 @@ export const foldTallies = (above: number) =>
   }).pipe(Effect.orDie)
 
 /**
- * receipt_agent_delta into agent_days, filer_payouts and handoff_earnings. Desks folding at once delete disjoint deltas but may add
- * to the same rows: each adds in key order, so two of them never wait on each other's rows crosswise (a deadlock).
+ * receipt_agent_delta into agent_days, filer_payouts and handoff_earnings. Desks folding at once delete disjoint
+ * deltas but may add to the same rows: each adds in key order, so two of them never wait on each other's rows
+ * crosswise (a deadlock). The rows added to are updated in place (no key changes), which PostgreSQL prunes as it
+ * goes: 200 folds into one filer's rows left the tables' sizes as they were.
  */
 const foldAgentDeltas = (sql: SqlClient.SqlClient) =>
   sql`WITH gone AS (DELETE FROM receipt_agent_delta RETURNING *),
