@@ -44,11 +44,19 @@ export interface SendInit {
   readonly fresh?: boolean
 }
 
+/**
+ * Node's agent heeds a server's `Keep-Alive: timeout=N` (dropping an idle connection a second before the server
+ * does) only when it has a timeout of its own; without one a connection left idle about as long as the desk's
+ * keep-alive timeout (5 s) may be reused as the desk closes it, and the request fails with "socket hang up".
+ * An active request is not cut by it: the agent destroys only idle connections on a timeout.
+ */
+const IDLE_TIMEOUT_MS = 60_000
+
 const agents = new Map<string, Agent>()
 const agentFor = (from: string) => {
   let agent = agents.get(from)
   if (agent === undefined) {
-    agent = new Agent({ keepAlive: true, localAddress: from, maxSockets: 32 })
+    agent = new Agent({ keepAlive: true, localAddress: from, maxSockets: 32, timeout: IDLE_TIMEOUT_MS })
     agents.set(from, agent)
   }
   return agent
