@@ -6,6 +6,7 @@ const STORAGE_SUITES = [
   "test/catalog/Discover.test.ts",
   "test/catalog/SearchTotals.test.ts",
   "test/catalog/SortIndexes.test.ts",
+  "test/catalog/TagListing.test.ts",
   "test/catalog/Duplicates.test.ts",
   "test/catalog/PreviewCache.test.ts",
   "test/catalog/PreviewCacheAcrossDesks.test.ts",

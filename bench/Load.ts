@@ -60,9 +60,9 @@ const insertBatch = (rows: ReadonlyArray<SyntheticHandoff>) =>
   })
 
 /**
- * Fills an empty, migrated `handoffs` table with the synthetic catalog. Secondary indexes are dropped for the
- * load and rebuilt from their own definitions afterwards (much faster than maintaining a GIN index row by
- * row).
+ * Fills an empty, migrated `handoffs` table with the synthetic catalog. Secondary indexes (and those of
+ * `tag_listing`, which its triggers fill) are dropped for the load and rebuilt from their own definitions
+ * afterwards (much faster than maintaining a GIN index row by row).
  */
 export const loadCatalog = (seed: number, handoffs: number) =>
   Effect.gen(function*() {
@@ -70,7 +70,8 @@ export const loadCatalog = (seed: number, handoffs: number) =>
     const started = Date.now()
     const indexes = Schema.decodeUnknownSync(Schema.Array(IndexDef))(
       yield* sql`SELECT indexname, indexdef FROM pg_indexes
-        WHERE schemaname = current_schema() AND tablename = 'handoffs' AND indexname <> 'handoffs_pkey'`
+        WHERE schemaname = current_schema() AND tablename IN ('handoffs', 'tag_listing')
+          AND indexname <> 'handoffs_pkey'`
     )
     for (const index of indexes) yield* sql`DROP INDEX ${sql(index.indexname)}`
     // Two batches in flight keep both of PostgreSQL's cores busy while the next one is generated here.
@@ -96,7 +97,7 @@ export const loadCatalog = (seed: number, handoffs: number) =>
       )
     }
     const indexed = Date.now()
-    yield* sql`VACUUM (ANALYZE) handoffs`
+    yield* sql`VACUUM (ANALYZE) handoffs, tag_listing`
     yield* sql.unsafe(`COMMENT ON TABLE handoffs IS '${markerOf(seed, handoffs)}'`)
     return {
       insertSeconds: (inserted - started) / 1000,

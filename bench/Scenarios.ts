@@ -8,6 +8,7 @@ export const SCENARIOS = [
   "status",
   "discover-text",
   "discover-tag",
+  "discover-deep-tag",
   "preview",
   "demand",
   "books",
@@ -91,6 +92,25 @@ export const scenario = (name: ScenarioName, seed: number, handoffs: number, fir
         name,
         title: "discover by tag, sort=savings",
         requests: [get(random, () => `/api/discover?tag=${TAGS[i++ % TAGS.length]}&sort=savings`)],
+        unlocks: none
+      }
+    }
+    case "discover-deep-tag": {
+      // Pages from DEEP_FROM results in (page 11 of 100) down to the result window's end, where the tag has them:
+      // each tag holds 2-15 % of the catalog (at 100,000 handoffs pages 11-20, at 1,000,000 pages 11-100).
+      const lastPage = Math.max(11, Math.min(100, Math.floor((handoffs * 0.02) / 100)))
+      let i = 0
+      return {
+        name,
+        title: "discover by tag, deep pages",
+        requests: [
+          get(
+            random,
+            () =>
+              `/api/discover?tag=${TAGS[i++ % TAGS.length]}&sort=${random.chance(0.5) ? "recent" : "savings"}` +
+              `&limit=100&page=${random.int(11, lastPage)}`
+          )
+        ],
         unlocks: none
       }
     }

@@ -17,6 +17,7 @@ import byFiler from "./0015_by_filer.ts"
 import quietStatistics from "./0016_quiet_statistics.ts"
 import agentTallies from "./0017_agent_tallies.ts"
 import voteCounts from "./0018_vote_counts.ts"
+import tagListing from "./0019_tag_listing.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -37,7 +38,8 @@ export const migrations = {
   "0015_by_filer": byFiler,
   "0016_quiet_statistics": quietStatistics,
   "0017_agent_tallies": agentTallies,
-  "0018_vote_counts": voteCounts
+  "0018_vote_counts": voteCounts,
+  "0019_tag_listing": tagListing
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -47,6 +47,29 @@ describe("deep pages, one at a time", () => {
       yield* Fiber.join(waiting)
     }))
 
+  it.effect("a deep page by one tag alone, newest or savings first, never waits: the tag's own index reads it", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeDeepPages()
+      const first = yield* holdingTurn(gate)
+      const page = { limit: 100, page: DEEP_FROM / 100 + 1, tag: "redis" }
+      for (const sort of [undefined, "recent", "relevance", "savings"] as const) {
+        expect(yield* gate(toCatalogQuery({ ...page, sort }), Effect.succeed(sort))).toBe(sort)
+      }
+      // Another sort, or a filter beside the tag, is read from the catalog's order: it waits its turn.
+      const others = [
+        toCatalogQuery({ ...page, sort: "price" }),
+        toCatalogQuery({ ...page, q: "cache" }),
+        { ...toCatalogQuery(page), vendor: "anthropic" }
+      ]
+      for (const other of others) {
+        const waiting = yield* Effect.fork(gate(other, Effect.succeed("read")))
+        yield* TestClock.adjust(Duration.millis(100))
+        expect(waiting.unsafePoll(), JSON.stringify(other)).toBeNull()
+        yield* Fiber.interrupt(waiting)
+      }
+      yield* first.end
+    }))
+
   it.effect("DEEP_WAITING deep pages wait for the turn, one after another; one more is refused at once", () =>
     Effect.gen(function*() {
       const gate = yield* makeDeepPages()

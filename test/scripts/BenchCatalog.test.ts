@@ -14,6 +14,13 @@ describe("a bench catalog", () => {
         const sql = yield* SqlClient.SqlClient
         yield* loadCatalog(1, HANDOFFS)
         expect(yield* loadedCatalog(HANDOFFS)).toEqual({ marker: markerOf(1, HANDOFFS), untouched: true })
+        // Loaded with the indexes dropped, the tag listing holds every tag of every handoff, its indexes rebuilt.
+        const [listing] = yield* sql<{ readonly listed: number; readonly tagged: number; readonly indexes: number }>`
+          SELECT (SELECT count(*)::int FROM tag_listing) AS listed,
+            (SELECT count(*)::int FROM handoffs, unnest(tags) WHERE NOT is_demo) AS tagged,
+            (SELECT count(*)::int FROM pg_indexes WHERE tablename = 'tag_listing') AS indexes`
+        expect(listing!.listed).toBeGreaterThan(HANDOFFS)
+        expect([listing!.listed, listing!.indexes]).toEqual([listing!.tagged, 2])
         // The demo packet the desk files at start is not one of the bench's.
         yield* sql`INSERT INTO handoffs (title, teaser, body, filer, filer_did, price_micro, reconstruct_micro,
             tags, contains, does_not_contain, why_pay, hash, body_chars, origin, is_demo)
