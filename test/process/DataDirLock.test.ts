@@ -14,12 +14,7 @@ describe("one desk per embedded data directory", () => {
         const dir = yield* tempDataDir
         const first = yield* startDesk({ env: { DESK_DATA_DIR: dir } })
         const filer = newAgentId()
-        // Each request on a connection of its own: a kept-alive one left idle while a desk starts can be closed by
-        // the server as it is reused (its keep-alive timeout), which the client sees as a hang-up.
-        const filed = yield* postJson(`${first.url}/api/handoffs`, filing(filer), {
-          headers: { "x-agent-id": filer },
-          fresh: true
-        })
+        const filed = yield* postJson(`${first.url}/api/handoffs`, filing(filer), { headers: { "x-agent-id": filer } })
         expect(filed.status).toBe(201)
 
         // A real second process on the same directory: one line, exit 1, and the first desk is untouched.
@@ -28,13 +23,13 @@ describe("one desk per embedded data directory", () => {
         const lines = second.stderr.trim().split("\n")
         expect(lines).toHaveLength(1)
         expect(lines[0]).toContain(`DESK_DATA_DIR ${dir} is in use by another desk (pid ${first.pid})`)
-        expect((yield* send(`${first.url}/api/handoffs/${filed.json.id}`, { fresh: true })).status).toBe(200)
+        expect((yield* send(`${first.url}/api/handoffs/${filed.json.id}`)).status).toBe(200)
 
         // Killed without a chance to clean up: its lock stays behind, naming a process that no longer exists.
         yield* first.stop("SIGKILL")
         expect(JSON.parse(readFileSync(join(dir, "desk.lock"), "utf8")).pid).toBe(first.pid)
         const third = yield* startDesk({ env: { DESK_DATA_DIR: dir } })
-        const seen = yield* send(`${third.url}/api/handoffs/${filed.json.id}`, { fresh: true })
+        const seen = yield* send(`${third.url}/api/handoffs/${filed.json.id}`)
         expect(seen.json).toMatchObject({ id: filed.json.id, filerDid: filer })
         expect(JSON.parse(readFileSync(join(dir, "desk.lock"), "utf8")).pid).toBe(third.pid)
 
