@@ -58,7 +58,9 @@ export const schedulingOf = (
 
 /** Reads `server`'s main thread and the machine now; the function it returns gives the split since then. */
 export const watchScheduling = (server: Pick<Server, "mainThread">) => {
-  const before = { thread: server.mainThread(), machine: machineTicks(), wall: performance.now() }
+  // The wall clock first (and last below), so its window holds the counters': a wait for a CPU between two reads
+  // falls inside the wall time it is a share of.
+  const before = { wall: performance.now(), thread: server.mainThread(), machine: machineTicks() }
   return () =>
     schedulingOf(
       { before: before.thread, after: server.mainThread() },

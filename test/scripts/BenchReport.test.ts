@@ -92,19 +92,21 @@ describe("the bench's scheduling figures", () => {
   it.skipIf(process.platform !== "linux")(
     "read this process's main thread and the machine from /proc (Linux only)",
     () => {
+      // The wall clock and the process's CPU are read first and last, so their windows hold the thread's: on a
+      // busy host the thread may wait for a CPU between two reads, and that wait must fall inside the wall time.
+      const started = performance.now()
+      const cpu = process.cpuUsage()
       const thread = mainThreadMs(process.pid)!
       const machine = machineTicks()
       const watched = watchScheduling({ mainThread: () => mainThreadMs(process.pid) })
-      const cpu = process.cpuUsage()
-      const started = performance.now()
       // Busy on the process's main thread (vitest runs tests in forks, vitest.config.ts) until it has had 50 ms of
       // a CPU, however busy the machine is.
       let after = mainThreadMs(process.pid)!
       while (after.onCpuMs - thread.onCpuMs < 50 && performance.now() - started < 10_000) {
         after = mainThreadMs(process.pid)!
       }
-      const wallMs = performance.now() - started
       const used = process.cpuUsage(cpu)
+      const wallMs = performance.now() - started
       expect(after.onCpuMs - thread.onCpuMs).toBeGreaterThanOrEqual(50)
       // Its time on a CPU is most of the process's CPU time meanwhile (compiler and collector threads aside),
       // whatever the time it waited for one.
