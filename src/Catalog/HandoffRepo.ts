@@ -6,7 +6,7 @@ import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { isUniqueViolation } from "../Sql.ts"
 import { statementTimeoutConfig } from "../Storage.ts"
-import { HandoffRowDecoded, NewHandoff, PREVIEW_COLUMNS } from "./HandoffRow.ts"
+import { HandoffRowDecoded, NewHandoff, previewJson } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
 const TagStat = Schema.Struct({
@@ -44,7 +44,7 @@ export class BodyTaken extends Data.TaggedError("BodyTaken")<{ readonly bodyKey:
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const columns = sql.literal(PREVIEW_COLUMNS.join(", "))
+  const preview = sql.literal(previewJson())
 
   const insertInto = (row: NewHandoff) =>
     sql`INSERT INTO handoffs (title, teaser, body, filer, filer_did, price_micro, reconstruct_micro, minutes,
@@ -58,7 +58,7 @@ const make = Effect.gen(function*() {
   const insert = SqlSchema.single({
     Request: NewHandoff,
     Result: HandoffRowDecoded,
-    execute: (row) => sql`${insertInto(row)} RETURNING ${columns}`
+    execute: (row) => sql`${insertInto(row)} RETURNING ${preview}`
   })
 
   // Two desks starting at once may both try; the partial unique index lets exactly one in.
@@ -108,7 +108,7 @@ const make = Effect.gen(function*() {
   const findBySeqs = SqlSchema.findAll({
     Request: Schema.Array(Schema.Number),
     Result: HandoffRowDecoded,
-    execute: (seqs) => sql`/* prepared */ SELECT ${columns} FROM handoffs WHERE seq = ANY(${seqs}::bigint[])`
+    execute: (seqs) => sql`/* prepared */ SELECT ${preview} FROM handoffs WHERE seq = ANY(${seqs}::bigint[])`
   })
   const findBySeq = together((seqs: ReadonlyArray<number>) => Effect.map(findBySeqs(seqs), bySeq))
 

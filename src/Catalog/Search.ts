@@ -4,7 +4,7 @@ import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { pageWithOnePast } from "../Domain/Paging.ts"
 import { plannedRows } from "../PlannedRows.ts"
-import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, PREVIEW_COLUMNS } from "./HandoffRow.ts"
+import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, previewJson } from "./HandoffRow.ts"
 
 export interface CountLimits {
   /** Totals up to this many matches are exact. */
@@ -110,9 +110,8 @@ const paging = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
   return { offset, page: sql`LIMIT ${query.limit + 1} OFFSET ${offset}` }
 }
 
-/** The preview columns of `h`, the handoff a listing statement reads. */
-const previewColumns = (sql: SqlClient.SqlClient) =>
-  sql.literal(PREVIEW_COLUMNS.map((column) => `h.${column}`).join(", "))
+/** The preview of `h`, the handoff a listing statement reads, as one JSON object (`previewJson`). */
+const previewColumns = (sql: SqlClient.SqlClient) => sql.literal(previewJson("h"))
 
 const Total = Schema.Struct({ total: DbInt })
 

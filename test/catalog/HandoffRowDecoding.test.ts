@@ -94,16 +94,26 @@ const plain = (value: unknown): unknown =>
 const outcome = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
   Either.match(Schema.decodeUnknownEither(schema)(input), { onLeft: () => "refused", onRight: plain })
 
+/**
+ * A flat row as the listing statements read it: its preview's columns as the object `preview` (previewJson), its
+ * count beside it. What is not an object stays as it is.
+ */
+const asRead = (input: unknown): unknown => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input
+  const { total, ...preview } = input as Record<string, unknown>
+  return { preview, total }
+}
+
 const agree = (input: unknown) => {
-  expect(outcome(HandoffRowDecoded, input)).toEqual(outcome(HandoffRow, input))
-  expect(outcome(HandoffRowWithTotal, input)).toEqual(outcome(WithTotal, input))
+  expect(outcome(HandoffRowDecoded, asRead(input))).toEqual(outcome(HandoffRow, input))
+  expect(outcome(HandoffRowWithTotal, asRead(input))).toEqual(outcome(WithTotal, input))
 }
 
 describe("the hand-written decoding of handoff rows", () => {
   it("decodes what the schema decodes, as it does", () => {
     fc.assert(
       fc.property(driverRow, (row) => {
-        expect(outcome(HandoffRowDecoded, row)).not.toBe("refused")
+        expect(outcome(HandoffRowDecoded, asRead(row))).not.toBe("refused")
         agree(row)
       }),
       { numRuns: 500 }
@@ -116,20 +126,36 @@ describe("the hand-written decoding of handoff rows", () => {
 
   it("refuses what is not a row at all", () => {
     for (const input of [null, undefined, "row", 1, [], [{}]]) agree(input)
+    const [row] = fc.sample(driverRow, { numRuns: 1, seed: 3 })
+    for (const preview of [undefined, null, "row", [row]]) {
+      expect(outcome(HandoffRowWithTotal, { preview, total: 1 })).toBe("refused")
+    }
+    // The flat columns, as the statements read them before the preview came as one object, are not a row.
+    expect(outcome(HandoffRowWithTotal, row)).toBe("refused")
+  })
+
+  it("reads a preview as PostgreSQL's JSON gives it: int8 as numbers, the date with its offset", () => {
+    const [row] = fc.sample(driverRow, { numRuns: 1, seed: 11 })
+    const { total: _, ...columns } = row as Record<string, unknown>
+    const json = JSON.parse(JSON.stringify({ ...columns, seq: 42, filed_at: "2026-11-27T20:08:07.262458-05:00" }))
+    const decoded = Schema.decodeUnknownSync(HandoffRowWithTotal)({ preview: json, total: 3 })
+    expect(decoded.seq).toBe(42)
+    expect(decoded.total).toBe(3)
+    expect(decoded.filed_at.toISOString()).toBe("2026-11-28T01:08:07.262Z")
   })
 
   it("keeps dates as dates and int8 strings as numbers", () => {
     const [row] = fc.sample(driverRow, { numRuns: 1, seed: 7 })
-    const decoded = Schema.decodeUnknownSync(HandoffRowWithTotal)({
+    const decoded = Schema.decodeUnknownSync(HandoffRowWithTotal)(asRead({
       ...row,
       seq: "9007199254740991",
       total: "40",
       filed_at: "2026-11-27T00:00:00.000Z"
-    })
+    }))
     expect(decoded.seq).toBe(Number.MAX_SAFE_INTEGER)
     expect(decoded.total).toBe(40)
     expect(decoded.filed_at).toEqual(new Date("2026-11-27T00:00:00.000Z"))
-    expect(Either.isLeft(Schema.decodeUnknownEither(HandoffRowDecoded)({ ...row, seq: "9007199254740993" })))
+    expect(Either.isLeft(Schema.decodeUnknownEither(HandoffRowDecoded)(asRead({ ...row, seq: "9007199254740993" }))))
       .toBe(true)
   })
 })
