@@ -6,6 +6,7 @@ import { DeskConfig } from "../Config.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
+import { JsonParts } from "./JsonParts.ts"
 
 export interface Timeouts {
   /** Time allowed to receive a whole request, headers and body; and for the client to take a finished response. */
@@ -60,11 +61,17 @@ const rawResponse = (status: string, body: unknown) => {
  * A response that the client must take within `ms` of the desk finishing it: Node keeps whatever the socket
  * has not accepted in memory for as long as the client does not read, so a client that never reads is cut off.
  * The clock starts at `end`, not at the request: a slow answer (a settlement waiting for its block) is not one.
+ * A body in parts (src/Http/JsonParts.ts) is written part by part and ended at once, as a string body is.
  */
 const responseDrainedWithin = (ms: number) =>
   class DrainedResponse extends ServerResponse {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override end(...args: Array<any>): this {
+      if (args[0] instanceof JsonParts) {
+        const { parts } = args[0]
+        for (let i = 0; i < parts.length - 1; i++) this.write(parts[i])
+        args[0] = parts[parts.length - 1] ?? ""
+      }
       super.end(...args)
       this.emit(ENDED)
       if (!this.writableFinished) {

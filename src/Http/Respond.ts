@@ -1,22 +1,28 @@
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Schema } from "effect"
+import { JsonParts, jsonParts } from "./JsonParts.ts"
 
 /**
  * `value` as a JSON response whose body stays a string until Node writes it. The platform's own JSON responses
  * encode their text into a Uint8Array first (TextEncoder): a copy and an ArrayBuffer per response, which the
  * young generation must track and sweep, for a body Node then copies again onto the socket. Node writes a string
- * body with its headers in one go; the length is given so the response keeps a Content-Length.
+ * body with its headers in one go; the length is given so the response keeps a Content-Length. A body with a long
+ * list (a page of 100 previews, 176 kB) goes out in parts instead (src/Http/JsonParts.ts), which only the desk's
+own server writes (src/Http/NodeServer.ts).
  */
 export const jsonResponse = (
   value: unknown,
   options?: { readonly status?: number; readonly headers?: Record<string, string> }
 ): HttpServerResponse.HttpServerResponse => {
-  const text = JSON.stringify(value)
-  return HttpServerResponse.raw(text, {
+  const parts = jsonParts(value)
+  const text = parts === undefined ? JSON.stringify(value) : undefined
+  let length = 0
+  if (parts !== undefined) { for (const part of parts) length += Buffer.byteLength(part) }
+  return HttpServerResponse.raw(text ?? new JsonParts(parts!), {
     status: options?.status,
     headers: options?.headers,
     contentType: "application/json",
-    contentLength: Buffer.byteLength(text)
+    contentLength: text === undefined ? length : Buffer.byteLength(text)
   })
 }
 

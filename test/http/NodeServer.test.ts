@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type AddressInfo, connect } from "node:net"
+import { ENDED } from "../../src/Http/Admission.ts"
+import { JsonParts } from "../../src/Http/JsonParts.ts"
 import { makeServer } from "../../src/Http/NodeServer.ts"
 
 describe("the Node server", () => {
@@ -66,6 +68,48 @@ describe("the Node server", () => {
 
       const slow = await fetch(`http://127.0.0.1:${port}/slow`).then((response) => response.json())
       expect(slow).toEqual({})
+    } finally {
+      client.destroy()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }, 30_000)
+
+  it("writes a body in parts whole and at once, and cuts off a client that does not read it", async () => {
+    const server = makeServer({ requestSeconds: 1 })
+    // 64 MiB in parts of 32 kB: more than the kernel buffers take, so a client that never reads holds the rest.
+    const part = "x".repeat(32 * 1024)
+    const parts = new JsonParts(
+      Array.from({ length: 2048 }, (_, i) => (i === 0 ? `"${part.slice(1)}` : i === 2047 ? `${part.slice(1)}"` : part))
+    )
+    const small = new JsonParts(["{\"items\":[", "1,2,", "3]}"])
+    let endedAt = 0
+    let endedInEnd = false
+    server.on("request", (request, response) => {
+      const body = request.url === "/small" ? small : parts
+      response.writeHead(200, { "content-type": "application/json" })
+      response.once(ENDED, () => (endedInEnd = true))
+      response.end(body)
+      // The app's turn ends with `end`, however much of the body the client has taken (src/Http/Admission.ts).
+      expect(endedInEnd).toBe(true)
+      endedAt = Date.now()
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const { port } = server.address() as AddressInfo
+    const read = await fetch(`http://127.0.0.1:${port}/small`).then((response) => response.text())
+    expect(read).toBe("{\"items\":[1,2,3]}")
+    const closed = new Promise<number>((resolve) =>
+      server.once("connection", (socket) => socket.once("close", () => resolve(Date.now() - endedAt)))
+    )
+    const client = connect({ host: "127.0.0.1", port }, () => {
+      client.write("GET /big HTTP/1.1\r\nHost: desk\r\n\r\n")
+      client.pause()
+    })
+    client.on("error", () => {})
+    try {
+      const closedAfter = await closed
+      expect(closedAfter).toBeGreaterThanOrEqual(900)
+      expect(closedAfter).toBeLessThan(10_000)
     } finally {
       client.destroy()
       server.closeAllConnections()

@@ -2,15 +2,23 @@ import { HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { createServer, request as httpRequest } from "node:http"
+import { request as httpRequest } from "node:http"
 import { NotFound } from "../../src/Domain/Errors.ts"
+import { makeServer } from "../../src/Http/NodeServer.ts"
 import { errorResponse, jsonResponse } from "../../src/Http/Respond.ts"
 
 // Characters of two, three and four UTF-8 bytes: a length counted in characters would cut the body short.
 const value = { ok: true, title: "Café — 漢字 🎉", items: [1, 2, 3], nested: { note: null } }
+// A page long enough to be written in parts (src/Http/JsonParts.ts): 300 kB, multi-byte characters throughout.
+const long = {
+  total: 400,
+  items: Array.from({ length: 400 }, (_, i) => ({ i, title: `Café — 漢字 🎉 ${i}`, text: "x".repeat(700) })),
+  next: null
+}
 
 const app = HttpRouter.empty.pipe(
   HttpRouter.get("/value", Effect.succeed(jsonResponse(value))),
+  HttpRouter.get("/long", Effect.sync(() => jsonResponse(long))),
   HttpRouter.get("/created", Effect.succeed(jsonResponse(value, { status: 201, headers: { "x-extra": "yes" } }))),
   HttpRouter.get("/missing", Effect.succeed(errorResponse(NotFound, new NotFound({ message: "No thing été" }))))
 )
@@ -41,7 +49,8 @@ const get = (path: string, method = "GET") =>
   )
 
 const served = HttpServer.serve(app).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+  // The desk's own server: it writes a body in parts (src/Http/JsonParts.ts).
+  Layer.provideMerge(NodeHttpServer.layer(() => makeServer({ requestSeconds: 30 }), { host: "127.0.0.1", port: 0 }))
 )
 
 describe("JSON responses written as text", () => {
@@ -79,6 +88,19 @@ describe("JSON responses written as text", () => {
         expect(head.status).toBe(200)
         expect(head.body.length).toBe(0)
         expect(head.headers["content-length"]).toBe(full.headers["content-length"])
+      }))
+
+    it.effect("write a long list in parts with the whole text's exact length", () =>
+      Effect.gen(function*() {
+        const answer = yield* get("/long")
+        expect(answer.status).toBe(200)
+        expect(answer.headers["content-type"]).toBe("application/json")
+        expect(answer.headers["transfer-encoding"]).toBeUndefined()
+        expect(Number(answer.headers["content-length"])).toBe(answer.body.length)
+        expect(answer.body.toString("utf8")).toBe(JSON.stringify(long))
+        const head = yield* get("/long", "HEAD")
+        expect(head.body.length).toBe(0)
+        expect(head.headers["content-length"]).toBe(answer.headers["content-length"])
       }))
   })
 })
