@@ -8,22 +8,29 @@ import { JsonParts, jsonParts } from "./JsonParts.ts"
  * young generation must track and sweep, for a body Node then copies again onto the socket. Node writes a string
  * body with its headers in one go; the length is given so the response keeps a Content-Length. A body with a long
  * list (a page of 100 previews, 176 kB) goes out in parts instead (src/Http/JsonParts.ts), which only the desk's
-own server writes (src/Http/NodeServer.ts).
+ * own server writes (src/Http/NodeServer.ts).
  */
 export const jsonResponse = (
   value: unknown,
   options?: { readonly status?: number; readonly headers?: Record<string, string> }
 ): HttpServerResponse.HttpServerResponse => {
-  const parts = jsonParts(value)
-  const text = parts === undefined ? JSON.stringify(value) : undefined
-  let length = 0
-  if (parts !== undefined) { for (const part of parts) length += Buffer.byteLength(part) }
-  return HttpServerResponse.raw(text ?? new JsonParts(parts!), {
+  const { body, length } = jsonBody(value)
+  return HttpServerResponse.raw(body, {
     status: options?.status,
     headers: options?.headers,
     contentType: "application/json",
-    contentLength: text === undefined ? length : Buffer.byteLength(text)
+    contentLength: length
   })
+}
+
+/** `value`'s JSON text, whole or in parts, with its length in bytes. */
+const jsonBody = (value: unknown): { readonly body: string | JsonParts; readonly length: number } => {
+  const parts = jsonParts(value)
+  if (parts === undefined) {
+    const text = JSON.stringify(value)
+    return { body: text, length: Buffer.byteLength(text) }
+  }
+  return { body: new JsonParts(parts), length: parts.reduce((bytes, part) => bytes + Buffer.byteLength(part), 0) }
 }
 
 /** A JSON error response built from one of the desk's error schemas, with the status the schema declares. */
