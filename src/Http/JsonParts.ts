@@ -19,6 +19,16 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   return (prototype === Object.prototype || prototype === null) && !("toJSON" in value)
 }
 
+const isLongList = (member: unknown) => Array.isArray(member) && member.length > ITEMS_APART
+
+/** Whether one of `value`'s own members is a long list; asked of every response, so without copying its entries. */
+const holdsLongList = (value: Record<string, unknown>) => {
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && isLongList(value[key])) return true
+  }
+  return false
+}
+
 /**
  * `JSON.stringify(value)`'s text in parts, when `value` is a plain object holding a list of more than ITEMS_APART
  * items (a page of previews or receipts); otherwise undefined, and the text is best made whole. V8 builds a long
@@ -31,9 +41,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
  * `JSON.stringify(value)` (test/http/JsonParts.test.ts).
  */
 export const jsonParts = (value: unknown): ReadonlyArray<string> | undefined => {
-  if (!isPlainObject(value)) return undefined
+  if (!isPlainObject(value) || !holdsLongList(value)) return undefined
   const entries = Object.entries(value)
-  if (!entries.some(([, member]) => Array.isArray(member) && member.length > ITEMS_APART)) return undefined
   const parts: Array<string> = []
   let pieces: Array<string> = []
   let chars = 0
@@ -48,7 +57,7 @@ export const jsonParts = (value: unknown): ReadonlyArray<string> | undefined => 
   add("{")
   let first = true
   for (const [key, member] of entries) {
-    const apart = Array.isArray(member) && member.length > ITEMS_APART
+    const apart = isLongList(member)
     // As JSON.stringify leaves out a member whose value has no JSON text (undefined, a function, a symbol).
     const text = apart ? "" : JSON.stringify(member)
     if (text === undefined) continue
