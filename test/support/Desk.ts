@@ -2,13 +2,13 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { createServer } from "node:http"
 import * as MemoryRateStore from "../../adapters/ratelimit/Memory.ts"
 import * as DeskReceipt from "../../adapters/settlement/DeskReceipt.ts"
 import { DeskConfig, type DeskSettings } from "../../src/Config.ts"
 import { DeskLive } from "../../src/Desk.ts"
 import { ClientConcurrency } from "../../src/Http/ClientConcurrency.ts"
 import { TrustedProxies } from "../../src/Http/ClientIp.ts"
+import { makeServer } from "../../src/Http/NodeServer.ts"
 import type { RatePolicy } from "../../src/RateLimiter.ts"
 import { ReceiptSigning } from "../../src/ReceiptSigning.ts"
 import type { MoneyRails } from "../../src/Settlement.ts"
@@ -70,7 +70,8 @@ export const deskOn = <E>(
       TrustedProxies.layer([]),
       ClientConcurrency.layer(options.clientConcurrency ?? ROOMY.limit)
     ]),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    // The desk's own Node server (as `npm start` runs it): it writes the bodies sent in parts (src/Http/JsonParts.ts).
+    Layer.provideMerge(NodeHttpServer.layer(() => makeServer({ requestSeconds: 30 }), { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(sql),
     Layer.provide(DeskConfig.layerWith({ publicUrl: PUBLIC_URL, databaseUrl: Option.none(), ...options.config }))
   )
