@@ -10,7 +10,7 @@ export class JsonParts {
 /** A top-level list of more items than this is encoded item by item. */
 export const ITEMS_APART = 32
 
-/** Items are gathered into parts of about this many characters (well under 64 kB: see `jsonParts`). */
+/** Items are gathered into parts of about this many characters (see `jsonParts`). */
 export const PART_CHARS = 32_768
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
@@ -36,9 +36,10 @@ const holdsLongList = (value: Record<string, unknown>) => {
  * first copies it whole into one string; past 128 kB that string goes to the large-object space, allocated and
  * swept on its own. For a page of 100 previews (176 kB) stringify and length took 1.13-1.15 ms against
  * 0.42-0.49 in parts (one process, 500 runs each, 2026-11-28), with 20 previews (35 kB) the same 0.09-0.10.
- * Each part is joined flat from the items' own texts and stays under 64 kB, so Node's copy of it for the socket
- * is not a fresh mmap either (`MALLOC_MMAP_THRESHOLD_` in the start script). The parts joined are exactly
- * `JSON.stringify(value)` (test/http/JsonParts.test.ts).
+ * Each part is joined flat from the items' own texts, about PART_CHARS and one item long: under 64 kB for items
+ * the size of previews (at most a few kB each), so Node's copy of it for the socket is no fresh mmap either
+ * (`MALLOC_MMAP_THRESHOLD_` in the start script). The parts joined are exactly `JSON.stringify(value)`
+ * (test/http/JsonParts.test.ts).
  */
 export const jsonParts = (value: unknown): ReadonlyArray<string> | undefined => {
   if (!isPlainObject(value) || !holdsLongList(value)) return undefined
