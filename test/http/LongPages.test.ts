@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { DeskId } from "../../src/Domain/Ids.ts"
 import { ITEMS_APART } from "../../src/Http/JsonParts.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { filedAs } from "../support/Filed.ts"
@@ -15,7 +16,10 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const desk = yield* TestDesk
           for (let n = 0; n < FILED; n++) {
-            yield* filedAs(newAgentId(), { title: `Long page listing ${n}`, teaser: `Listing ${n} — café 漢字.` })
+            yield* filedAs(DeskId.make(newAgentId()), {
+              title: `Long page listing ${n}`,
+              teaser: `Listing ${n} — café 漢字.`
+            })
           }
           for (const path of ["/api/discover?sort=price&limit=100", "/api/handoffs?sort=price&limit=100"]) {
             const answer = yield* Effect.promise(() => desk.request(path))

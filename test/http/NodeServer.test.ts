@@ -1,8 +1,29 @@
 import { describe, expect, it } from "@effect/vitest"
+import type { Server } from "node:http"
 import { type AddressInfo, connect } from "node:net"
 import { ENDED } from "../../src/Http/Admission.ts"
 import { JsonParts } from "../../src/Http/JsonParts.ts"
 import { makeServer } from "../../src/Http/NodeServer.ts"
+
+/**
+ * How long after `endedAt` the server closed the socket of a client that asked for /big and never read its answer.
+ * Seen from the desk's side: a paused client socket does not notice the close until it reads again.
+ */
+const cutOffAfter = async (server: Server, port: number, endedAt: () => number) => {
+  const closed = new Promise<number>((resolve) =>
+    server.once("connection", (socket) => socket.once("close", () => resolve(Date.now() - endedAt())))
+  )
+  const client = connect({ host: "127.0.0.1", port }, () => {
+    client.write("GET /big HTTP/1.1\r\nHost: desk\r\n\r\n")
+    client.pause()
+  })
+  client.on("error", () => {})
+  try {
+    return await closed
+  } finally {
+    client.destroy()
+  }
+}
 
 describe("the Node server", () => {
   it("answers requests that arrive before the desk's handler is attached, once it is", async () => {
@@ -50,26 +71,16 @@ describe("the Node server", () => {
       response.end(big)
       endedAt = Date.now()
     })
-    // Seen from the desk's side: a paused client socket does not notice the close until it reads again.
-    const closed = new Promise<number>((resolve) =>
-      server.once("connection", (socket) => socket.once("close", () => resolve(Date.now() - endedAt)))
-    )
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const { port } = server.address() as AddressInfo
-    const client = connect({ host: "127.0.0.1", port }, () => {
-      client.write("GET /big HTTP/1.1\r\nHost: desk\r\n\r\n")
-      client.pause()
-    })
-    client.on("error", () => {})
     try {
-      const closedAfter = await closed
+      const closedAfter = await cutOffAfter(server, port, () => endedAt)
       expect(closedAfter).toBeGreaterThanOrEqual(900)
       expect(closedAfter).toBeLessThan(10_000)
 
       const slow = await fetch(`http://127.0.0.1:${port}/slow`).then((response) => response.json())
       expect(slow).toEqual({})
     } finally {
-      client.destroy()
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
     }
@@ -98,20 +109,11 @@ describe("the Node server", () => {
     const { port } = server.address() as AddressInfo
     const read = await fetch(`http://127.0.0.1:${port}/small`).then((response) => response.text())
     expect(read).toBe("{\"items\":[1,2,3]}")
-    const closed = new Promise<number>((resolve) =>
-      server.once("connection", (socket) => socket.once("close", () => resolve(Date.now() - endedAt)))
-    )
-    const client = connect({ host: "127.0.0.1", port }, () => {
-      client.write("GET /big HTTP/1.1\r\nHost: desk\r\n\r\n")
-      client.pause()
-    })
-    client.on("error", () => {})
     try {
-      const closedAfter = await closed
+      const closedAfter = await cutOffAfter(server, port, () => endedAt)
       expect(closedAfter).toBeGreaterThanOrEqual(900)
       expect(closedAfter).toBeLessThan(10_000)
     } finally {
-      client.destroy()
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
     }
