@@ -18,6 +18,11 @@ export interface CountLimits {
    * before it asks the text index for every match instead.
    */
   readonly walkedUpTo: number
+  /**
+   * How many matches of a text query too broad to rank are held from its own read of the text index, to list
+   * newest first when the walk does not find its page; a query with more reads the index again.
+   */
+  readonly heldUpTo: number
 }
 
 /**
@@ -28,7 +33,8 @@ export const COUNT_LIMITS: CountLimits = {
   exactUpTo: 1_000,
   estimateTrustedAbove: 10_000,
   rankedUpTo: 1_000,
-  walkedUpTo: 10_000
+  walkedUpTo: 10_000,
+  heldUpTo: 5_000
 }
 
 export interface SearchResult {
@@ -175,7 +181,7 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: HandoffRowWithTotal,
-        execute: () => textPage(sql, query, where, cap, limits.walkedUpTo)
+        execute: () => textPage(sql, query, where, cap, limits)
       })(undefined)
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
@@ -205,34 +211,46 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
  * - at most `cap` candidates: they are all the matches, ordered (ranked, or by date);
  * - more (too broad to rank): its newest matches, first looked for among the `walkedUpTo` newest handoffs in the
  *   filing-order index (matches found in index order are the newest there are, and a broad query finds a page
- *   there after a few thousand rows), and only when those do not hold the page, from every match the text index
- *   gives. The planner cannot know a query is broad (it multiplies the words' frequencies as if independent, so
+ *   there after a few thousand rows), and only when those do not hold the page, from every match: read on from
+ *   the count's own read of the text index when there are at most `heldUpTo`, from the index again otherwise.
+ *   The planner cannot know a query is broad (it multiplies the words' frequencies as if independent, so
  *   "mysql optimizer hint" looks rare), and left alone it fetched and sorted all of the thousands of matches:
  *   at 1,000,000 handoffs 80-125 ms for such a query, 3-12 ms walking the index.
  * Ranking waits for the count too: a broad query no longer ranks a thousand candidates to be listed by date.
+ * `matches` is read only as far as a branch asks (a CTE's rows are produced as its readers need them): the count
+ * reads `cap` + 1 of them, and the rest only when the walk came up short. Its bitmap of the text index, built
+ * once, is then not built a second time: at 1,000,000 handoffs that second bitmap was 18-26 ms of the 65-76 ms
+ * such a query took (docs/benchmark.md). Its limit keeps what it holds small (relevance's candidates bring their
+ * tsvectors) and the statement's estimated cost under PostgreSQL's JIT threshold: unlimited, a broad word's
+ * estimate had it compiled for 48 ms.
  */
 const textPage = (
   sql: SqlClient.SqlClient,
   query: CatalogQuery,
   where: ReturnType<typeof filters>,
   cap: number,
-  walkedUpTo: number
+  limits: CountLimits
 ) => {
   const { offset, page } = paging(sql, query)
   const wanted = offset + query.limit + 1
+  const held = Math.max(limits.heldUpTo, cap)
   const broad = sql`(SELECT total FROM counted) > ${cap}`
+  const short = sql`${broad} AND NOT (SELECT found FROM enough)`
   // Both orders are a key descending, then seq descending; candidates keep the column their key needs.
   const [kept, key] = query.sort === "relevance"
     ? [sql`search`, sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`]
     : [sql`filed_at`, sql`filed_at`]
-  return sql`WITH candidates AS MATERIALIZED (
-      SELECT seq, ${kept} FROM handoffs WHERE ${where} LIMIT ${cap + 1}
-    ), counted AS (SELECT count(*) AS total FROM candidates),
+  return sql`WITH matches AS MATERIALIZED (
+      SELECT seq, filed_at${sql.literal(query.sort === "relevance" ? ", search" : "")} FROM handoffs WHERE ${where}
+      LIMIT ${held + 1}
+    ), candidates AS MATERIALIZED (SELECT seq, ${kept} FROM matches LIMIT ${cap + 1}),
+    counted AS (SELECT count(*) AS total FROM candidates),
     walked AS MATERIALIZED (
       SELECT seq, filed_at FROM (
-        SELECT * FROM handoffs ORDER BY filed_at DESC, seq DESC LIMIT ${walkedUpTo}
+        SELECT * FROM handoffs ORDER BY filed_at DESC, seq DESC LIMIT ${limits.walkedUpTo}
       ) handoffs WHERE ${broad} AND ${where} ORDER BY filed_at DESC, seq DESC LIMIT ${wanted}
-    ), enough AS (SELECT count(*) = ${wanted} AS found FROM walked)
+    ), enough AS (SELECT count(*) = ${wanted} AS found FROM walked),
+    holding AS (SELECT count(*) <= ${held} AS everything FROM matches WHERE ${short})
     SELECT ${previewColumns(sql)}, counted.total FROM (
       SELECT seq, row_number() OVER (ORDER BY key DESC, seq DESC) AS ord FROM (
         SELECT seq, ${key} AS key FROM candidates WHERE NOT ${broad} ORDER BY key DESC, seq DESC ${page}
@@ -243,7 +261,12 @@ const textPage = (
       ) newest
       UNION ALL
       SELECT seq, row_number() OVER (ORDER BY filed_at DESC, seq DESC) FROM (
-        SELECT seq, filed_at FROM handoffs WHERE ${broad} AND NOT (SELECT found FROM enough) AND ${where}
+        SELECT seq, filed_at FROM matches WHERE ${short} AND (SELECT everything FROM holding)
+        ORDER BY filed_at DESC, seq DESC ${page}
+      ) older_held
+      UNION ALL
+      SELECT seq, row_number() OVER (ORDER BY filed_at DESC, seq DESC) FROM (
+        SELECT seq, filed_at FROM handoffs WHERE ${short} AND NOT (SELECT everything FROM holding) AND ${where}
         ORDER BY filed_at DESC, seq DESC ${page}
       ) older
     ) m JOIN handoffs h ON h.seq = m.seq CROSS JOIN counted
