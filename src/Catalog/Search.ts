@@ -236,13 +236,13 @@ const textPage = (
   const held = Math.max(limits.heldUpTo, cap)
   const broad = sql`(SELECT total FROM counted) > ${cap}`
   const short = sql`${broad} AND NOT (SELECT found FROM enough)`
-  // Both orders are a key descending, then seq descending; candidates keep the column their key needs.
-  const [kept, key] = query.sort === "relevance"
-    ? [sql`search`, sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`]
-    : [sql`filed_at`, sql`filed_at`]
+  // Both orders are a key descending, then seq descending; candidates keep the column their key needs, which
+  // matches carry beside the date every broad listing orders by.
+  const [kept, key, carried] = query.sort === "relevance"
+    ? [sql`search`, sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`, sql`, search`]
+    : [sql`filed_at`, sql`filed_at`, sql``]
   return sql`WITH matches AS MATERIALIZED (
-      SELECT seq, filed_at${sql.literal(query.sort === "relevance" ? ", search" : "")} FROM handoffs WHERE ${where}
-      LIMIT ${held + 1}
+      SELECT seq, filed_at${carried} FROM handoffs WHERE ${where} LIMIT ${held + 1}
     ), candidates AS MATERIALIZED (SELECT seq, ${kept} FROM matches LIMIT ${cap + 1}),
     counted AS (SELECT count(*) AS total FROM candidates),
     walked AS MATERIALIZED (
