@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
-import { randomBytes } from "node:crypto"
 import type { SealedRow } from "../Catalog/HandoffRepo.ts"
+import { randomHex } from "../Domain/RandomHex.ts"
 import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { PayoutChannel } from "../Payouts/Rail.ts"
 import { RailProfile, type TransferRef } from "../Settlement.ts"
@@ -21,7 +21,7 @@ export interface Sale {
   }>
 }
 
-export const newReceiptId = () => `rcpt_${randomBytes(12).toString("hex")}`
+export const newReceiptId = () => `rcpt_${randomHex(12)}`
 
 const make = Effect.gen(function*() {
   const fn = yield* spanned

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { randomBytes } from "node:crypto"
 import { DeskApi } from "../Api.ts"
 import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { moneyWords } from "../Desk/RailWords.ts"
+import { randomHex } from "../Domain/RandomHex.ts"
 import { type Rail, RailProfile } from "../Settlement.ts"
 import type { SandboxResponse } from "./Responses.ts"
 
@@ -13,7 +13,7 @@ const DEFAULT_CAP_USD = 10
 
 const JSON_ONLY = { Accept: "application/json" }
 
-const freshAgentId = () => `did:desk:${randomBytes(16).toString("hex")}`
+const freshAgentId = () => `did:desk:${randomHex(16)}`
 
 const outside = (rail: Rail) =>
   rail.x402Ready
