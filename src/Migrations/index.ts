@@ -18,6 +18,7 @@ import quietStatistics from "./0016_quiet_statistics.ts"
 import agentTallies from "./0017_agent_tallies.ts"
 import voteCounts from "./0018_vote_counts.ts"
 import tagListing from "./0019_tag_listing.ts"
+import tallyLocks from "./0020_tally_locks.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -39,7 +40,8 @@ export const migrations = {
   "0016_quiet_statistics": quietStatistics,
   "0017_agent_tallies": agentTallies,
   "0018_vote_counts": voteCounts,
-  "0019_tag_listing": tagListing
+  "0019_tag_listing": tagListing,
+  "0020_tally_locks": tallyLocks
 }
 
 export const loader = Migrator.fromRecord(migrations)

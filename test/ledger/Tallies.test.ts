@@ -8,6 +8,7 @@ import { Ledger } from "../../src/Ledger.ts"
 import { OWED } from "../../src/Ledger/Rules.ts"
 import { boughtBy, filedBy, foldTallies } from "../../src/Ledger/Tallies.ts"
 import { backfill } from "../../src/Migrations/0011_kept_counters.ts"
+import { mendCounts } from "../../src/Migrations/0020_tally_locks.ts"
 import { filedAs } from "../support/Filed.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
@@ -190,6 +191,36 @@ for (const backend of backends) {
           yield* sql`DELETE FROM filer_tally`
           yield* Effect.orDie(backfill)
           expect(yield* kept).toEqual(before)
+          expect(yield* kept).toEqual(yield* scanned)
+        }))
+
+      it.effect("0020's mend brings a buyer's and a filer's counts, and the books' with them, back to the rows", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const before = yield* scanned
+          // What lost increments (and worse) could have left: counts short and long, a row missing, one too many.
+          const [buyer] = yield* sql<{ payer: string }>`SELECT payer FROM buyer_tally ORDER BY payer LIMIT 1`
+          const [filer] = yield* sql<
+            { filer_did: string }
+          >`SELECT filer_did FROM filer_tally ORDER BY filer_did LIMIT 1`
+          yield* sql`UPDATE buyer_tally SET sales = sales + 5 WHERE payer = ${buyer!.payer}`
+          yield* sql`DELETE FROM filer_tally WHERE filer_did = ${filer!.filer_did}`
+          yield* sql`INSERT INTO buyer_tally (payer, sales) VALUES (${newAgentId()}, 2)`
+          yield* sql`INSERT INTO books_tally (buyers, filers) VALUES (3, -2)`
+          expect(yield* kept).not.toEqual(before)
+          yield* Effect.orDie(mendCounts)
+          expect(yield* kept).toEqual(before)
+        }))
+
+      it.effect("a write that leaves every counted column of a receipt as it was writes no tally row", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const rows = sql<{ books: number; deltas: number }>`SELECT (SELECT count(*) FROM books_tally)::int AS books,
+            (SELECT count(*) FROM receipt_agent_delta)::int AS deltas`
+          const [before] = yield* rows
+          // The payout worker writes its status again (storeSigned: pending to pending), and a column nothing counts.
+          yield* sql`UPDATE receipts SET payout_status = payout_status, payout_address = payout_address`
+          expect((yield* rows)[0]).toEqual(before)
           expect(yield* kept).toEqual(yield* scanned)
         }))
     })
