@@ -114,8 +114,22 @@ export const makeServer = (
     }
     socket.destroy()
   })
+  refuseUpgrades(server)
   holdUntilServed(server, admission)
   return server
+}
+
+/**
+ * The desk serves no WebSocket, so no "upgrade" listener stays on its server, and Node serves a request that asks
+ * to upgrade (`Connection: Upgrade`, any `Upgrade`) as any other. The platform attaches one when it serves: a
+ * request it took went around every turn, timeout and drain of the "request" path, and a long list (written in
+ * parts) was never answered, its socket never closed.
+ */
+const refuseUpgrades = (server: Server): void => {
+  server.on("newListener", (event: string | symbol, listener: (...args: Array<unknown>) => void) => {
+    // newListener fires before the listener is added.
+    if (event === "upgrade") queueMicrotask(() => server.off("upgrade", listener))
+  })
 }
 
 /**
