@@ -66,7 +66,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
    * bucket or GCRA refills during the span and lets a fast sequential client past `limit`). Refusals are not
    * recorded, so a client that keeps knocking while limited still gets in once Retry-After has passed.
    */
-  static readonly make = (policy: RatePolicy, store: RateStore) =>
+  static readonly make = (policy: RatePolicy, store: RateStore, fallback?: RateStore["takeNow"]) =>
     Effect.gen(function*() {
       const windowMicros = policy.windowSeconds * 1_000_000
       // Whether the store answered last time: a plain flag, read on every request without an effect of its own.
@@ -88,17 +88,26 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
         resetSeconds: 0,
         retryAfterSeconds: 0
       }
+      /**
+       * A rate limiter that cannot reach its store must not take the desk down with it: without the store a
+       * request is decided by `fallback` (this process's memory, so each desk process holds a client to the
+       * limit by itself: DESK_WORKERS processes let at most that many times it through), else it passes.
+       */
+      const withoutStore = fallback === undefined
+        ? () => open
+        : (key: string) => decide(fallback(key, policy.limit, windowMicros))
+      const meanwhile = fallback === undefined
+        ? "requests pass unlimited"
+        : "each desk process limits its clients in its own memory"
 
-      // Fail open: a rate limiter that cannot reach its store must not take the desk down with it.
       // One warning per outage, not per request.
-      const failOpen = (cause: Cause.UnknownException | Cause.TimeoutException) => {
-        if (!storeUp) return Effect.succeed(open)
+      const storeDown = (key: string, cause: Cause.UnknownException | Cause.TimeoutException) => {
+        const decision = withoutStore(key)
+        if (!storeUp) return Effect.succeed(decision)
         storeUp = false
         return Effect.as(
-          Effect.logWarning(
-            `Rate limit store unavailable (${cause.message}); requests pass unlimited until it answers`
-          ),
-          open
+          Effect.logWarning(`Rate limit store unavailable (${cause.message}); ${meanwhile} until it answers`),
+          decision
         )
       }
 
@@ -114,7 +123,10 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
         consumeNow: takeNow === undefined ? undefined : (key) => decide(takeNow(key, policy.limit, windowMicros)),
         // Not an Effect.fn: it runs on every request, and its span would go nowhere.
         consume: (key: string) =>
-          Effect.matchEffect(store.take(key, policy.limit, windowMicros), { onFailure: failOpen, onSuccess: answered })
+          Effect.matchEffect(store.take(key, policy.limit, windowMicros), {
+            onFailure: (cause) => storeDown(key, cause),
+            onSuccess: answered
+          })
       })
     })
 }

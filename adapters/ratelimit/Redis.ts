@@ -2,6 +2,7 @@ import { Cause, Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import { RateLimiter, type RatePolicy, type RateStore } from "../../src/RateLimiter.ts"
+import * as MemoryStore from "./Memory.ts"
 
 // A sorted set per key, scored by the time (µs) of each allowed request. Redis's own clock (TIME), not
 // each desk's, so desks with skewed clocks still share one window. Refusals write nothing, and the key
@@ -26,7 +27,7 @@ local newest = tonumber(redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")[2])
 return { allowed, used, oldest + window - now, newest + window - now }
 `
 
-/** The longest one rate-limit decision waits for Redis before the limiter fails open. */
+/** The longest one rate-limit decision waits for Redis before the limiter decides without it. */
 const COMMAND_TIMEOUT_MS = 500
 
 interface WindowRedis extends Redis {
@@ -71,7 +72,11 @@ export const make = Effect.fn("RedisRateStore.make")(function*(options: RedisSto
     return Effect.sync(() => redis.off("ready", ready))
   }).pipe(
     Effect.timeout("3 seconds"),
-    Effect.catchAll(() => Effect.logWarning("Redis did not answer at startup; rate limiting fails open until it does"))
+    Effect.catchAll(() =>
+      Effect.logWarning(
+        "Redis did not answer at startup; each desk process limits its clients in its own memory until it does"
+      )
+    )
   )
 
   // Members must be unique across desks: two requests in the same microsecond are still two requests.
@@ -95,6 +100,15 @@ export const make = Effect.fn("RedisRateStore.make")(function*(options: RedisSto
   } satisfies RateStore
 })
 
-/** The rate limiter over Redis: desks sharing one Redis share one budget per client. */
+/**
+ * The rate limiter over Redis: desks sharing one Redis share one budget per client. While Redis does not answer,
+ * each desk process holds its clients to the limit in its own memory.
+ */
 export const layer = (policy: RatePolicy, options: RedisStoreOptions) =>
-  Layer.scoped(RateLimiter, Effect.flatMap(make(options), (store) => RateLimiter.make(policy, store)))
+  Layer.scoped(
+    RateLimiter,
+    Effect.flatMap(
+      Effect.all([make(options), MemoryStore.make]),
+      ([store, memory]) => RateLimiter.make(policy, store, memory.takeNow)
+    )
+  )

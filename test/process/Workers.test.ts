@@ -72,6 +72,29 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
   })
 })
 
+// Skipped without DATABASE_URL: workers need PostgreSQL.
+describe.skipIf(DATABASE_URL === undefined)("DESK_WORKERS=2 with Redis unreachable", () => {
+  it.scopedLive(
+    "each worker still holds a client to the limit, in its own memory: at most twice it passes",
+    () =>
+      Effect.gen(function*() {
+        const databaseUrl = yield* freshDatabaseUrl(DATABASE_URL!)
+        const desk = yield* startDesk({
+          env: { DATABASE_URL: databaseUrl, REDIS_URL: "redis://127.0.0.1:1", DESK_WORKERS: "2", DESK_RATE_LIMIT: "3" }
+        })
+        const from = loopbackAddress()
+        const answers = yield* Effect.forEach(range(12), () => send(`${desk.url}/api/status`, { from, fresh: true }))
+        // Before, a limiter that could not reach Redis let every request through: 12 of 12.
+        expect(answers.filter((_) => _.status === 200).length).toBeLessThanOrEqual(6)
+        expect(answers.filter((_) => _.status === 429).length).toBeGreaterThanOrEqual(6)
+        for (const refused of answers.filter((_) => _.status === 429)) {
+          expect(refused.json).toMatchObject({ ok: false, error: "rate_limited" })
+        }
+      }),
+    120_000
+  )
+})
+
 describe("DESK_WORKERS refused at startup", () => {
   it("without PostgreSQL (the embedded store is one process's), in one line", async () => {
     const result = await startExpectingExit({ DESK_WORKERS: "2", REDIS_URL })

@@ -321,4 +321,29 @@ describe("RateLimiter (store failure)", () => {
       expect(decision.allowed).toBe(true)
       expect(Duration.toMillis(elapsed)).toBeLessThan(100)
     }), 10_000)
+
+  it.scopedLive(
+    "the desk's Redis limiter holds each client to the limit in memory while Redis is unreachable",
+    () =>
+      Effect.gen(function*() {
+        const messages: Array<string> = []
+        const limiter = yield* Effect.provide(
+          RateLimiter,
+          RedisStore.layer(policy, { url: Redacted.make("redis://127.0.0.1:1"), prefix: runPrefix })
+        )
+        const decisions = yield* Effect.forEach(Array.from({ length: 7 }), () => limiter.consume("client")).pipe(
+          Effect.provide(
+            Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => messages.push(String(message))))
+          )
+        )
+        expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false])
+        expect(decisions[5]).toMatchObject({ remaining: 0, retryAfterSeconds: 2 })
+        // Each client has its own budget there too.
+        expect((yield* limiter.consume("another client")).allowed).toBe(true)
+        expect(messages.filter((_) => _.includes("Rate limit store unavailable"))).toEqual([
+          expect.stringContaining("each desk process limits its clients in its own memory")
+        ])
+      }),
+    20_000
+  )
 })
