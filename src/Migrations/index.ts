@@ -19,6 +19,7 @@ import agentTallies from "./0017_agent_tallies.ts"
 import voteCounts from "./0018_vote_counts.ts"
 import tagListing from "./0019_tag_listing.ts"
 import tallyLocks from "./0020_tally_locks.ts"
+import noTruncate from "./0021_no_truncate.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -41,7 +42,8 @@ export const migrations = {
   "0017_agent_tallies": agentTallies,
   "0018_vote_counts": voteCounts,
   "0019_tag_listing": tagListing,
-  "0020_tally_locks": tallyLocks
+  "0020_tally_locks": tallyLocks,
+  "0021_no_truncate": noTruncate
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -9,6 +9,7 @@ import { OWED } from "../../src/Ledger/Rules.ts"
 import { boughtBy, filedBy, foldTallies } from "../../src/Ledger/Tallies.ts"
 import { backfill } from "../../src/Migrations/0011_kept_counters.ts"
 import { mendCounts } from "../../src/Migrations/0020_tally_locks.ts"
+import { COUNTED_TABLES } from "../../src/Migrations/0021_no_truncate.ts"
 import { filedAs } from "../support/Filed.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
@@ -209,6 +210,19 @@ for (const backend of backends) {
           yield* sql`INSERT INTO books_tally (buyers, filers) VALUES (3, -2)`
           expect(yield* kept).not.toEqual(before)
           yield* Effect.orDie(mendCounts)
+          expect(yield* kept).toEqual(before)
+        }))
+
+      it.effect("TRUNCATE of a counted table is refused, with the way to empty it, and changes nothing", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const before = yield* scanned
+          expect((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM receipts`)[0]!.n).toBeGreaterThan(0)
+          for (const table of COUNTED_TABLES) {
+            const refused = yield* Effect.flip(sql.unsafe(`TRUNCATE ${table} CASCADE`))
+            expect(String(refused.cause)).toContain(`TRUNCATE ${table} is refused`)
+          }
+          expect(yield* scanned).toEqual(before)
           expect(yield* kept).toEqual(before)
         }))
 
