@@ -21,42 +21,12 @@ export default Effect.gen(function*() {
   // Nothing writes receipts or handoffs (another desk still on the old functions) while the counts are mended.
   yield* sql`LOCK TABLE receipts, handoffs IN SHARE ROW EXCLUSIVE MODE`
 
-  yield* sql.unsafe(`CREATE FUNCTION count_buyer(who text, sign int) RETURNS void LANGUAGE plpgsql AS $$
-    DECLARE kept bigint; fresh boolean;
-    BEGIN
-      IF sign > 0 THEN
-        INSERT INTO buyer_tally AS b (payer, sales) VALUES (who, 1)
-          ON CONFLICT (payer) DO UPDATE SET sales = b.sales + 1
-          RETURNING (xmax = 0) INTO fresh;
-        IF fresh THEN INSERT INTO books_tally (buyers) VALUES (1); END IF;
-        RETURN;
-      END IF;
-      SELECT sales INTO kept FROM buyer_tally WHERE payer = who FOR UPDATE;
-      IF kept > 1 THEN
-        UPDATE buyer_tally SET sales = sales - 1 WHERE payer = who;
-      ELSE
-        DELETE FROM buyer_tally WHERE payer = who;
-        INSERT INTO books_tally (buyers) VALUES (-1);
-      END IF;
-    END $$`)
-  yield* sql.unsafe(`CREATE FUNCTION count_filer(who text, sign int) RETURNS void LANGUAGE plpgsql AS $$
-    DECLARE kept bigint; fresh boolean;
-    BEGIN
-      IF sign > 0 THEN
-        INSERT INTO filer_tally AS f (filer_did, handoffs) VALUES (who, 1)
-          ON CONFLICT (filer_did) DO UPDATE SET handoffs = f.handoffs + 1
-          RETURNING (xmax = 0) INTO fresh;
-        IF fresh THEN INSERT INTO books_tally (filers) VALUES (1); END IF;
-        RETURN;
-      END IF;
-      SELECT handoffs INTO kept FROM filer_tally WHERE filer_did = who FOR UPDATE;
-      IF kept > 1 THEN
-        UPDATE filer_tally SET handoffs = handoffs - 1 WHERE filer_did = who;
-      ELSE
-        DELETE FROM filer_tally WHERE filer_did = who;
-        INSERT INTO books_tally (filers) VALUES (-1);
-      END IF;
-    END $$`)
+  yield* sql.unsafe(
+    keptCount({ name: "count_buyer", table: "buyer_tally", key: "payer", count: "sales", books: "buyers" })
+  )
+  yield* sql.unsafe(
+    keptCount({ name: "count_filer", table: "filer_tally", key: "filer_did", count: "handoffs", books: "filers" })
+  )
 
   // 0011's functions with the buyer's and the filer's counts kept by the two above.
   yield* sql.unsafe(`CREATE OR REPLACE FUNCTION tally_receipt(r receipts, sign int) RETURNS void LANGUAGE plpgsql AS $$
@@ -99,6 +69,36 @@ export default Effect.gen(function*() {
 
   yield* mendCounts
 })
+
+/**
+ * A function that moves one agent's kept count by `sign`: +1 makes or raises its row, -1 lowers it or, at its
+ * last, deletes it, under the row's lock. The books count the agents with a row (`books`).
+ */
+const keptCount = (kept: {
+  readonly name: string
+  readonly table: string
+  readonly key: string
+  readonly count: string
+  readonly books: string
+}) =>
+  `CREATE FUNCTION ${kept.name}(who text, sign int) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE held bigint; fresh boolean;
+    BEGIN
+      IF sign > 0 THEN
+        INSERT INTO ${kept.table} AS t (${kept.key}, ${kept.count}) VALUES (who, 1)
+          ON CONFLICT (${kept.key}) DO UPDATE SET ${kept.count} = t.${kept.count} + 1
+          RETURNING (xmax = 0) INTO fresh;
+        IF fresh THEN INSERT INTO books_tally (${kept.books}) VALUES (1); END IF;
+        RETURN;
+      END IF;
+      SELECT ${kept.count} INTO held FROM ${kept.table} WHERE ${kept.key} = who FOR UPDATE;
+      IF held > 1 THEN
+        UPDATE ${kept.table} SET ${kept.count} = ${kept.count} - 1 WHERE ${kept.key} = who;
+      ELSE
+        DELETE FROM ${kept.table} WHERE ${kept.key} = who;
+        INSERT INTO books_tally (${kept.books}) VALUES (-1);
+      END IF;
+    END $$`
 
 /** buyer_tally and filer_tally made equal to a count of the rows, and the books' buyers and filers with them. */
 export const mendCounts = Effect.gen(function*() {
