@@ -1,5 +1,5 @@
-import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiSchema, HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect, Schema } from "effect"
 import { JsonParts, jsonParts } from "./JsonParts.ts"
 
 /**
@@ -48,5 +48,21 @@ export const errorResponse = <A, I>(
  */
 export const encodedAsIs = <A extends I, I>(
   _schema: Schema.Schema<A, I>,
-  value: A
-): HttpServerResponse.HttpServerResponse => jsonResponse(value)
+  value: A,
+  headers?: Record<string, string>
+): HttpServerResponse.HttpServerResponse => jsonResponse(value, headers === undefined ? undefined : { headers })
+
+/**
+ * The headers of an answer that depends on who asks (`X-AGENT-ID`, `SIGN-IN-WITH-X`), not on its URL alone: a
+ * sealed body, a buyer's receipt, a fresh identity. No cache may keep it, or a shared one (a reverse proxy) would
+ * hand it to the next client asking for the same URL.
+ */
+export const PRIVATE_ANSWER: Record<string, string> = {
+  "cache-control": "private, no-store",
+  vary: "X-AGENT-ID, SIGN-IN-WITH-X"
+}
+
+/** PRIVATE_ANSWER on whatever response the request ends with, a failure's included. */
+export const answeredPrivately = HttpApp.appendPreResponseHandler((_, response) =>
+  Effect.succeed(HttpServerResponse.setHeaders(response, PRIVATE_ANSWER))
+)

@@ -6,7 +6,7 @@ import { toUsd } from "../Domain/Money.ts"
 import { BodyResponse, UnlockResponse } from "../Domain/Receipt.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
-import { encodedAsIs } from "../Http/Respond.ts"
+import { answeredPrivately, encodedAsIs, PRIVATE_ANSWER } from "../Http/Respond.ts"
 import { CallingAgent, CurrentAgent } from "../Identity/AgentAuth.ts"
 import { Ledger } from "../Ledger.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
@@ -33,7 +33,7 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
           const { response, settled } = yield* ledger.unlock(agent, path.id, payload.payer, payment)
           yield* settledHeaders(settlement, signing, settled, `${publicUrl}/api/handoffs/${path.id}/unlock`)
-          return encodedAsIs(UnlockResponse, response)
+          return encodedAsIs(UnlockResponse, response, PRIVATE_ANSWER)
         }).pipe(Effect.tapError(failureHeaders(settlement, signing))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
@@ -43,8 +43,9 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
             ? yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
             // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
             : yield* ledger.body(path.id, yield* CallingAgent)
-          return encodedAsIs(BodyResponse, body)
+          return encodedAsIs(BodyResponse, body, PRIVATE_ANSWER)
         }).pipe(
+          Effect.tapError(() => answeredPrivately),
           // The body's 402 also offers a sign-in to the wallet that paid (x402 Sign-In-With-X).
           Effect.tapError(
             failureHeaders(
@@ -58,7 +59,11 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
         "feedback",
         ({ path, payload }) => Effect.flatMap(CurrentAgent, (agent) => ledger.feedback(agent, path.id, payload.useful))
       )
-      .handle("receipt", ({ path }) => Effect.flatMap(CurrentAgent, (agent) => ledger.receiptFor(agent, path.id)))
+      .handle(
+        "receipt",
+        ({ path }) =>
+          Effect.zipRight(answeredPrivately, Effect.flatMap(CurrentAgent, (agent) => ledger.receiptFor(agent, path.id)))
+      )
       .handle("receipts", ({ urlParams }) => ledger.listReceipts(toReceiptQuery(urlParams)))
       .handle("earnings", () =>
         Effect.gen(function*() {

@@ -5,6 +5,7 @@ import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { moneyWords } from "../Desk/RailWords.ts"
 import { randomHex } from "../Domain/RandomHex.ts"
+import { answeredPrivately } from "../Http/Respond.ts"
 import { type Rail, RailProfile } from "../Settlement.ts"
 import type { SandboxResponse } from "./Responses.ts"
 
@@ -83,6 +84,8 @@ export const SandboxHttp = HttpApiBuilder.group(DeskApi, "sandbox", (handlers) =
         const demoId = yield* catalog.demoId
         // The demo packet is filed at startup (src/Desk.ts), so its absence is a fault, not a client error.
         if (Option.isNone(demoId)) return yield* Effect.dieMessage("the demo packet is missing")
+        // Each answer names a fresh identity of its own: no cache may hand it to another agent.
+        yield* answeredPrivately
         return sandboxFor(config.publicUrl, rail, demoId.value, freshAgentId())
       }))
   }))
