@@ -15,6 +15,7 @@ import { type DeskId, handoffIdOf, handoffSeq } from "./Domain/Ids.ts"
 import { toUsd } from "./Domain/Money.ts"
 import { pagesOf } from "./Domain/Paging.ts"
 import type { ReceiptQuery } from "./Domain/ReceiptQuery.ts"
+import { isStorable } from "./Domain/Text.ts"
 import { AgentRepo } from "./Identity/AgentRepo.ts"
 import { offerOf } from "./Ledger/Offer.ts"
 import { makePaidUnlock, type Unlocked } from "./Ledger/PaidUnlock.ts"
@@ -187,7 +188,9 @@ const make = Effect.gen(function*() {
 
   /** One receipt for its buyer, with the desk's signature; anyone else is told there is none. */
   const receiptFor = fn("Ledger.receiptFor")(function*(agent: DeskId, receiptId: string) {
-    const row = Option.filter(yield* receipts.findById(receiptId), (_) => _.payer === agent)
+    // An id PostgreSQL cannot hold (a NUL) names no receipt; asked for, the database refused it as a 500.
+    const found = isStorable(receiptId) ? yield* receipts.findById(receiptId) : Option.none()
+    const row = Option.filter(found, (_) => _.payer === agent)
     if (Option.isNone(row)) {
       return yield* Effect.fail(
         new NotFound({ message: `No receipt ${receiptId} for this X-AGENT-ID: a receipt is shown to its buyer.` })

@@ -79,8 +79,7 @@ export const guardBody = <E, R>(
     } catch {
       return invalidJson("The request body is not valid UTF-8; send JSON encoded as UTF-8.")
     }
-    const next = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, bytes, text)))
-    if (text.trim() === "") return yield* next
+    // Checked for an empty body too: the platform would wait on the stream read above for a multipart one.
     const mediaType = (headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
     if (mediaType !== "application/json") {
       return errorResponse(
@@ -88,6 +87,10 @@ export const guardBody = <E, R>(
         new UnsupportedMediaType({ message: "Send the body as JSON with Content-Type: application/json." })
       )
     }
+    const next = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, bytes, text)))
+    // No body: the API's 422 names what is missing. Whitespace alone is not JSON (the platform's own parse of it
+    // failed as a defect, a 500): it is parsed below.
+    if (text === "") return yield* next
     let parsed: unknown
     try {
       parsed = JSON.parse(text)

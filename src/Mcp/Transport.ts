@@ -69,7 +69,8 @@ export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
     const body = yield* Effect.orDie(request.text)
     if (isBatch(body)) return batchRefused
     const runtime = yield* Effect.runtime<never>()
-    const webRequest = new Request(new URL(request.url, publicUrl), {
+    // The route's own path, not the client's spelling: the router also takes `//mcp;[`, which URL cannot parse.
+    const webRequest = new Request(new URL("/mcp", publicUrl), {
       method: "POST",
       headers: request.headers,
       body

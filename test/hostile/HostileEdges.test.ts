@@ -1,0 +1,138 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { connect } from "node:net"
+import { deskOn, TestDesk } from "../support/Desk.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
+import { send } from "../support/Loopback.ts"
+import { backends } from "../support/Storage.ts"
+
+/**
+ * Hostile input found by an attack review past test/hostile/HostileInput.test.ts: each was answered with a 500, or
+ * not at all. docs/errors.md: every failure is JSON with a stable code, a 500 only for unexpected faults.
+ */
+
+const rowCounts = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const tables = yield* sql`SELECT table_name FROM information_schema.tables
+    WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ table_name: Schema.String }))))
+  )
+  const counts: Record<string, number> = {}
+  for (const { table_name } of tables) {
+    const [row] = yield* sql`SELECT count(*)::int AS n FROM ${sql(table_name)}`
+    counts[table_name] = Number(row!.n)
+  }
+  return counts
+}).pipe(Effect.orDie)
+
+const summary = (reply: { status: number; headers: Record<string, unknown>; json: { error?: unknown } | null }) => ({
+  status: reply.status,
+  json: /^application\/json/.test(String(reply.headers["content-type"])),
+  error: reply.json?.error
+})
+
+for (const backend of backends) {
+  // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
+  describe.skipIf(!backend.available)(`hostile edges over ${backend.name}`, () => {
+    it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
+      it.effect("a JSON body of only whitespace is a 400 invalid_json, not a 500 internal_error", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const filer = newAgentId()
+          const filed = yield* send(`${desk.url}/api/handoffs`, {
+            fresh: true,
+            headers: { "x-agent-id": filer },
+            body: JSON.stringify(filing(filer))
+          })
+          expect(filed.status).toBe(201)
+          const before = yield* rowCounts
+          const routes = [
+            "/api/handoffs",
+            `/api/handoffs/${filed.json.id}/unlock`,
+            `/api/handoffs/${filed.json.id}/feedback`,
+            "/api/agents"
+          ]
+          const answers = []
+          for (const path of routes) {
+            for (const body of [" ", "\n", "\r\n"]) {
+              const reply = yield* send(`${desk.url}${path}`, {
+                fresh: true,
+                method: "POST",
+                headers: { "x-agent-id": filer },
+                body
+              })
+              answers.push({ path, body, ...summary(reply), text: reply.status >= 500 ? reply.text : undefined })
+            }
+          }
+          expect(answers).toEqual(
+            answers.map(({ body, path }) => ({
+              path,
+              body,
+              status: 400,
+              json: true,
+              error: "invalid_json",
+              text: undefined
+            }))
+          )
+          expect(yield* rowCounts).toEqual(before)
+        }))
+
+      it.effect("a receipt id with a NUL is a 404 not_found, not a 500 from the database", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const agent = newAgentId()
+          const answers = []
+          for (const path of ["/api/receipts/%00", "/api/receipts/r%00x", "/api/receipts/nope"]) {
+            const reply = yield* send(`${desk.url}${path}`, { fresh: true, headers: { "x-agent-id": agent } })
+            answers.push({ path, ...summary(reply) })
+          }
+          expect(answers).toEqual(answers.map(({ path }) => ({ path, status: 404, json: true, error: "not_found" })))
+        }))
+
+      it.effect("POST /mcp at a spelling the router takes but URL cannot parse is not a 500", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const answers = []
+          for (const path of ["//mcp;[", "//mcp;:x", "//mcp;^"]) {
+            const reply = yield* send(`${desk.url}${path}`, {
+              fresh: true,
+              method: "POST",
+              headers: { accept: "application/json, text/event-stream" },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+            })
+            answers.push({ path, status: reply.status, text: reply.text.slice(0, 200) })
+          }
+          for (const answer of answers) expect(answer.status, JSON.stringify(answer)).toBeLessThan(500)
+        }))
+
+      it.effect("an empty body sent as multipart/form-data is answered, not left hanging for ever", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const port = Number(new URL(desk.url).port)
+          const request =
+            "POST /api/handoffs HTTP/1.1\r\nHost: desk\r\nContent-Type: multipart/form-data; boundary=x\r\n" +
+            `Content-Length: 0\r\nX-AGENT-ID: ${newAgentId()}\r\n\r\n`
+          // The desk's request timeout is 30 s; a whole request sent at once deserves an answer well within it.
+          const answer = yield* Effect.promise(() =>
+            new Promise<string>((resolve) => {
+              const socket = connect(port, "127.0.0.1")
+              let text = ""
+              socket.on("data", (data) => {
+                text += data.toString("latin1")
+                if (text.includes("\r\n\r\n")) setTimeout(() => socket.destroy(), 100)
+              })
+              socket.on("close", () => resolve(text))
+              socket.on("error", () => resolve(text))
+              socket.write(request)
+              setTimeout(() => {
+                socket.destroy()
+                resolve(text === "" ? "(no answer within 10 s)" : text)
+              }, 10_000)
+            })
+          )
+          expect(answer.split("\r\n")[0]).toMatch(/^HTTP\/1\.1 4\d\d /)
+        }))
+    })
+  })
+}
