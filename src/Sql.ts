@@ -30,3 +30,9 @@ export const migrated = <E, R>(storage: Layer.Layer<SqlClient.SqlClient, E, R>) 
 /** PostgreSQL's (and PGlite's) unique_violation: a constraint refused a second row where one may exist. */
 export const isUniqueViolation = (error: SqlError.SqlError) =>
   (error.cause as { code?: unknown } | undefined)?.code === "23505"
+
+/** The constraint (or unique index) a failed statement broke, where the database names one. */
+export const brokenConstraint = (error: SqlError.SqlError): string | undefined => {
+  const constraint = (error.cause as { constraint?: unknown } | undefined)?.constraint
+  return typeof constraint === "string" ? constraint : undefined
+}

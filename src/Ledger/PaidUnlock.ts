@@ -9,7 +9,7 @@ import { AgentRepo } from "../Identity/AgentRepo.ts"
 import { Payouts } from "../Payouts.ts"
 import type { Offer, PaymentRail, TransferRef, VerifiedPayment } from "../Settlement.ts"
 import { spanned } from "../Spans.ts"
-import { isUniqueViolation } from "../Sql.ts"
+import { brokenConstraint, isUniqueViolation } from "../Sql.ts"
 import { offerOf } from "./Offer.ts"
 import { ReceiptRepo } from "./ReceiptRepo.ts"
 import type { ReceiptRow } from "./ReceiptRow.ts"
@@ -34,6 +34,12 @@ const NOT_PAID: Record<string, string> = {
   payment_already_used: "The on-chain transfer behind this payment already paid for another unlock: one payment buys " +
     "one unlock. Sign a new payment."
 }
+/** The unique keys that name a payment (one transfer, one wallet's nonce): breaking one means it backs another unlock. */
+const PAYMENT_KEYS: ReadonlySet<string> = new Set([
+  "receipts_one_transfer",
+  "settlements_one_transfer",
+  "receipts_wallet_nonce"
+])
 const SPENT =
   "The authorization was used on-chain without paying this desk (cancelled, or its transfer went elsewhere); " +
   "this desk was not paid by it. Sign a new payment."
@@ -133,8 +139,10 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       transfer: TransferRef
     ): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
       record(row.seq, transfer).pipe(
+        // Only a constraint that names the payment itself says so: any other leaves the buyer charged, so the claim
+        // stays pending (its lease lapses and the reconciler tries again) rather than be failed.
         Effect.catchTag("SqlError", (error) =>
-          isUniqueViolation(error)
+          isUniqueViolation(error) && PAYMENT_KEYS.has(brokenConstraint(error) ?? "")
             ? fail(row, "payment_already_used", NOT_PAID["payment_already_used"]!)
             : Effect.die(error)),
         Effect.tap(() => worker.kick)

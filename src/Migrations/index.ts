@@ -20,6 +20,7 @@ import voteCounts from "./0018_vote_counts.ts"
 import tagListing from "./0019_tag_listing.ts"
 import tallyLocks from "./0020_tally_locks.ts"
 import noTruncate from "./0021_no_truncate.ts"
+import noncePerWallet from "./0022_nonce_per_wallet.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -43,7 +44,8 @@ export const migrations = {
   "0018_vote_counts": voteCounts,
   "0019_tag_listing": tagListing,
   "0020_tally_locks": tallyLocks,
-  "0021_no_truncate": noTruncate
+  "0021_no_truncate": noTruncate,
+  "0022_nonce_per_wallet": noncePerWallet
 }
 
 export const loader = Migrator.fromRecord(migrations)
