@@ -23,7 +23,7 @@ const STORAGE_SUITES = [
   "test/storage/PreparedStatements.test.ts",
   "test/storage/CancelledStatements.test.ts",
   "test/storage/PlannerStatistics.test.ts",
-  "test/x402/{Purchase,Attacks,Faults,Crash,FrontRun,TwoDesks,Kills,Randomized,Audit,PaymentIds,SignIn,OfferReceipt,NonceReuse}.test.ts"
+  "test/x402/{Purchase,Attacks,Faults,Crash,FrontRun,TwoDesks,Kills,Randomized,Audit,PaymentIds,SignIn,OfferReceipt,NonceReuse,PayoutLaggingNode}.test.ts"
 ]
 
 export default defineConfig({

@@ -111,7 +111,13 @@ const make = Effect.gen(function*() {
         case "Dead": {
           // It can never be mined now; a replacement is safe unless another of this payout's transactions was.
           const mined = yield* step(
-            rail.findMined(row.to_address!, row.amount_micro, row.receipt_id, BigInt(row.from_block ?? 0))
+            rail.findMined(
+              row.to_address!,
+              row.amount_micro,
+              row.receipt_id,
+              BigInt(row.from_block ?? 0),
+              state.right.seenAt
+            )
           )
           if (mined._tag === "Left") return yield* failed(mined.left)
           if (Option.isSome(mined.right)) return yield* sent(mined.right.value)

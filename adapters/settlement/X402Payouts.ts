@@ -69,26 +69,37 @@ export const makePayouts = (settings: X402Settings, chain: Chain): Option.Option
           if (error instanceof Error && error.name === "TransactionReceiptNotFoundError") return null
           throw error
         })
-        if (receipt !== null) return receipt.status === "success" ? { _tag: "Confirmed" } : { _tag: "Reverted" }
+        if (receipt !== null) {
+          return receipt.status === "success"
+            ? { _tag: "Confirmed" }
+            : { _tag: "Reverted", seenAt: receipt.blockNumber }
+        }
         if (confirmed <= payout.txNonce) return { _tag: "InFlight" }
         const known = await wallet.getTransaction({ hash: payout.txHash as Hex }).catch(() => null)
-        return known?.blockNumber != null ? { _tag: "InFlight" } : { _tag: "Dead" }
+        return known?.blockNumber != null ? { _tag: "InFlight" } : { _tag: "Dead", seenAt: head }
       })
 
     const confirm = (payout: SignedPayout) =>
       attempt(() =>
         wallet.waitForTransactionReceipt({ hash: payout.txHash as Hex, timeout: settings.confirmTimeoutMs })
       ).pipe(
-        Effect.map((
-          receipt
-        ): PayoutState => (receipt.status === "success" ? { _tag: "Confirmed" } : { _tag: "Reverted" })),
+        Effect.map((receipt): PayoutState =>
+          receipt.status === "success" ? { _tag: "Confirmed" } : { _tag: "Reverted", seenAt: receipt.blockNumber }
+        ),
         Effect.orElse(() => state(payout))
       )
 
-    /** Every transfer from the desk wallet to `to` since `fromBlock` whose transaction carries the reference. */
-    const findMined = (to: string, amountMicro: number, reference: string, fromBlock: bigint) =>
+    /**
+     * A transfer from the desk wallet to `to` since `fromBlock` whose transaction carries the reference. Behind a
+     * load balancer the node asked may lag the one that showed the payout dead: a scan that stops short of
+     * `throughBlock` could miss the payout's mined transaction and have it paid twice, so it is refused.
+     */
+    const findMined = (to: string, amountMicro: number, reference: string, fromBlock: bigint, throughBlock: bigint) =>
       attempt(async () => {
         const head = await wallet.getBlockNumber({ cacheTime: 0 })
+        if (head < throughBlock) {
+          throw new Error(`the RPC's head ${head} is behind block ${throughBlock}, where the payout was seen dead`)
+        }
         const transfers = await chain.scanLogs(
           getAbiItem({ abi: tokenAbi, name: "Transfer" }),
           { from: account.address, to: getAddress(to) },

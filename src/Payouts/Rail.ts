@@ -6,12 +6,16 @@ export interface SignedPayout {
   readonly txNonce: number
 }
 
-/** Where a stored, signed payout stands on-chain. `Dead`: its nonce went to another transaction, so it can never land. */
+/**
+ * Where a stored, signed payout stands on-chain. `Dead`: its nonce went to another transaction, so it can never
+ * land. `seenAt`: the block at which the chain showed it so (the reverted receipt's, or the head whose nonce was
+ * past it); a search for another of the payout's transactions must reach at least that block.
+ */
 export type PayoutState =
   | { readonly _tag: "Confirmed" }
-  | { readonly _tag: "Reverted" }
+  | { readonly _tag: "Reverted"; readonly seenAt: bigint }
   | { readonly _tag: "InFlight" }
-  | { readonly _tag: "Dead" }
+  | { readonly _tag: "Dead"; readonly seenAt: bigint }
 
 /** What a payout step could not do (the RPC's words): the outbox worker records it and retries later. */
 export class PayoutFailure extends Data.TaggedError("PayoutFailure")<{ readonly message: string }> {}
@@ -31,12 +35,16 @@ export interface PayoutRail {
   readonly state: (payout: SignedPayout) => Effect.Effect<PayoutState, PayoutFailure>
   /** Waits (bounded) for the transaction to be mined; `InFlight` when it was not in time. */
   readonly confirm: (payout: SignedPayout) => Effect.Effect<PayoutState, PayoutFailure>
-  /** A mined, successful transfer of this payout (one carrying `reference`) since `fromBlock`: its hash. */
+  /**
+   * A mined, successful transfer of this payout (one carrying `reference`) from `fromBlock` through at least
+   * `throughBlock`: its hash. A node whose head is behind `throughBlock` cannot say there is none: a failure.
+   */
   readonly findMined: (
     to: string,
     amountMicro: number,
     reference: string,
-    fromBlock: bigint
+    fromBlock: bigint,
+    throughBlock: bigint
   ) => Effect.Effect<Option.Option<string>, PayoutFailure>
 }
 
