@@ -1,14 +1,16 @@
 import { type HttpServerError, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Either, Option } from "effect"
+import type { IncomingMessage } from "node:http"
 import { InvalidJson, PayloadTooLarge, UnsupportedMediaType } from "../Domain/Errors.ts"
 import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-const tooLarge = errorResponse(
-  PayloadTooLarge,
-  new PayloadTooLarge({ message: "The request body is over 1 MiB; shorten the body or the lists." })
-)
+const overLimit = new PayloadTooLarge({ message: "The request body is over 1 MiB; shorten the body or the lists." })
+const tooLarge = errorResponse(PayloadTooLarge, overLimit)
+// Answered before the rest of the body is read: the connection cannot carry another request after it.
+const tooLargeClosing = errorResponse(PayloadTooLarge, overLimit, { connection: "close" })
 
 /** Far above any request the desk accepts, far below what makes decoding and its error report costly. */
 export const JSON_LIMITS = { depth: 32, members: 200, items: 1_000 } as const
@@ -45,6 +47,33 @@ export const shapeProblem = (value: unknown): string | undefined => {
   return undefined
 }
 
+/**
+ * A body of undeclared length (chunked), read up to MAX_BODY_BYTES. The platform's reader destroys the request,
+ * and with it the socket, once past its limit, so the client got no answer at all; this one stops reading there
+ * and leaves the connection to the 413 (`Connection: close`). Left: over the limit (true) or unreadable (false).
+ */
+const readUndeclared = (message: IncomingMessage) =>
+  Effect.async<Uint8Array, boolean>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const done = (result: Either.Either<Uint8Array, boolean>) => {
+      message.off("data", onData).off("end", onEnd).off("error", onError).off("aborted", onError)
+      resume(result)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk)
+      message.pause()
+      done(Either.left(true))
+    }
+    const onEnd = () => done(Either.right(Buffer.concat(chunks, size)))
+    const onError = () => done(Either.left(false))
+    message.on("data", onData).on("end", onEnd).on("error", onError).on("aborted", onError)
+    return Effect.sync(() =>
+      message.off("data", onData).off("end", onEnd).off("error", onError).off("aborted", onError)
+    )
+  })
+
 /** The request with its body already read: the node stream cannot be read twice. */
 const withBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array, text: string) =>
   Object.create(request, {
@@ -65,14 +94,22 @@ export const guardBody = <E, R>(
   Effect.gen(function*() {
     // A copy of Node's headers each time it is read: read once.
     const headers = request.headers
-    const declared = Number(headers["content-length"] ?? "0")
-    if (declared > MAX_BODY_BYTES) return tooLarge
-    const read = yield* request.arrayBuffer.pipe(
-      HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-      Effect.either
-    )
-    if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : unreadable
-    const bytes = new Uint8Array(read.right)
+    const length = headers["content-length"]
+    if (Number(length ?? "0") > MAX_BODY_BYTES) return tooLarge
+    let bytes: Uint8Array
+    if (length === undefined) {
+      const read = yield* Effect.either(readUndeclared(NodeHttpServerRequest.toIncomingMessage(request)))
+      if (read._tag === "Left") return read.left ? tooLargeClosing : unreadable
+      bytes = read.right
+    } else {
+      // Node holds a declared body to its length, which is within the limit here.
+      const read = yield* request.arrayBuffer.pipe(
+        HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+        Effect.either
+      )
+      if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : unreadable
+      bytes = new Uint8Array(read.right)
+    }
     let text: string
     try {
       text = utf8.decode(bytes)

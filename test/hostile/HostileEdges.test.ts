@@ -32,6 +32,30 @@ const summary = (reply: { status: number; headers: Record<string, unknown>; json
   error: reply.json?.error
 })
 
+/** One raw request on a connection of its own: what the desk wrote until it closed it, or 10 s passed. */
+const rawExchange = (url: string, request: string) =>
+  Effect.promise(() =>
+    new Promise<string>((resolve) => {
+      const socket = connect(Number(new URL(url).port), "127.0.0.1")
+      let text = ""
+      const finish = () => {
+        clearTimeout(timer)
+        socket.destroy()
+        resolve(text)
+      }
+      socket.on("data", (data) => {
+        text += data.toString("latin1")
+        const end = text.indexOf("\r\n\r\n")
+        const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))
+        if (end >= 0 && length !== null && text.length - end - 4 >= Number(length[1])) finish()
+      })
+      socket.on("close", finish)
+      socket.on("error", finish)
+      socket.write(request)
+      const timer = setTimeout(finish, 10_000)
+    })
+  )
+
 for (const backend of backends) {
   // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
   describe.skipIf(!backend.available)(`hostile edges over ${backend.name}`, () => {
@@ -104,6 +128,26 @@ for (const backend of backends) {
             answers.push({ path, status: reply.status, text: reply.text.slice(0, 200) })
           }
           for (const answer of answers) expect(answer.status, JSON.stringify(answer)).toBeLessThan(500)
+        }))
+
+      it.effect("a chunked body over 1 MiB is answered 413 payload_too_large, not a dropped connection", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const before = yield* rowCounts
+          const filer = newAgentId()
+          const chunked = (body: string) =>
+            "POST /api/handoffs HTTP/1.1\r\nHost: desk\r\nTransfer-Encoding: chunked\r\n" +
+            `Content-Type: application/json\r\nX-AGENT-ID: ${filer}\r\n\r\n` +
+            `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`
+          const over = yield* rawExchange(desk.url, chunked("a".repeat(1024 * 1024 + 16)))
+          expect(over.split("\r\n")[0], `raw answer: ${JSON.stringify(over.slice(0, 200))}`).toBe(
+            "HTTP/1.1 413 Payload Too Large"
+          )
+          expect(over).toContain("\"error\":\"payload_too_large\"")
+          expect(yield* rowCounts).toEqual(before)
+          // A chunked body within the limit is read whole, as one with a Content-Length is.
+          const within = yield* rawExchange(desk.url, chunked(JSON.stringify(filing(filer))))
+          expect(within.split("\r\n")[0]).toBe("HTTP/1.1 201 Created")
         }))
 
       it.effect("an empty body sent as multipart/form-data is answered, not left hanging for ever", () =>
