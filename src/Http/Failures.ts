@@ -2,8 +2,17 @@ import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest } from
 import { Cause, Effect, Option } from "effect"
 import { internalFailure } from "../Desk/InternalFailure.ts"
 import { RETRY_AFTER_SECONDS, unavailableFor } from "../Desk/Outage.ts"
-import { InternalError, InvalidHandoff, InvalidQuery, InvalidRequest, NotFound, Unavailable } from "../Domain/Errors.ts"
+import {
+  InternalError,
+  InvalidHandoff,
+  InvalidQuery,
+  InvalidRequest,
+  MethodNotAllowed,
+  NotFound,
+  Unavailable
+} from "../Domain/Errors.ts"
 import { issuesOf, summarize } from "../Domain/Issues.ts"
+import { type allowedMethods, routedPath } from "./AllowedMethods.ts"
 import { errorResponse } from "./Respond.ts"
 
 /**
@@ -15,17 +24,27 @@ const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApi
   if (request.method === "GET") {
     return errorResponse(InvalidQuery, new InvalidQuery({ message: `Invalid query parameter: ${message}`, issues }))
   }
-  if (request.url.split("?")[0] === "/api/handoffs") {
+  if (routedPath(request.url) === "/api/handoffs") {
     return errorResponse(InvalidHandoff, new InvalidHandoff({ message: `Invalid filing: ${message}`, issues }))
   }
   return errorResponse(InvalidRequest, new InvalidRequest({ message: `Invalid request body: ${message}`, issues }))
 }
 
-const routeNotFound = (request: HttpServerRequest.HttpServerRequest) =>
-  errorResponse(
-    NotFound,
-    new NotFound({ message: `No route ${request.method} ${request.url.split("?")[0]}; see /openapi.json.` })
-  )
+/** No route for this method and path: a 405 naming the methods the path does answer, else a 404. */
+const routeNotFound = (
+  request: HttpServerRequest.HttpServerRequest,
+  allowedAt: ReturnType<typeof allowedMethods>
+) => {
+  const path = request.url.split("?")[0]
+  const allowed = allowedAt(request.url)
+  return allowed.length > 0
+    ? errorResponse(
+      MethodNotAllowed,
+      new MethodNotAllowed({ message: `${path} answers ${allowed.join(", ")}, not ${request.method}.` }),
+      { allow: allowed.join(", ") }
+    )
+    : errorResponse(NotFound, new NotFound({ message: `No route ${request.method} ${path}; see /openapi.json.` }))
+}
 
 const retryAfter = { "retry-after": String(RETRY_AFTER_SECONDS) }
 
@@ -43,22 +62,28 @@ const internalError = (cause: Cause.Cause<unknown>) =>
 /**
  * Runs inside the API, before its error encoder: a failure that reaches the server's own handler is
  * answered with an empty body before any outer middleware can see it. Typed domain errors pass through
- * to the encoder; decode failures, unknown routes and defects become JSON here.
+ * to the encoder; decode failures, unknown routes (a 405 with `Allow` where the path answers other methods, else
+ * a 404) and defects become JSON here.
  */
-export const FailuresLive = HttpApiBuilder.middleware((app) =>
-  Effect.catchAllCause(app, (cause) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      // HttpApp.Default claims it cannot fail, yet routing and decoding fail here at run time.
-      const trouble = unavailableFor(cause)
-      if (Option.isSome(trouble)) return databaseTrouble(trouble.value)
-      const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
-      if (Option.isNone(failure)) return Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : internalError(cause)
-      const error = failure.value
-      if (error instanceof Unavailable) return Effect.succeed(unavailable(error))
-      if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(toResponse(request, error))
-      if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
-        return Effect.succeed(routeNotFound(request))
-      }
-      return Effect.failCause(cause)
-    }))
-)
+export const failuresLive = (allowedAt: ReturnType<typeof allowedMethods>) =>
+  HttpApiBuilder.middleware((app) =>
+    Effect.catchAllCause(app, (cause) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        // HttpApp.Default claims it cannot fail, yet routing and decoding fail here at run time.
+        const trouble = unavailableFor(cause)
+        if (Option.isSome(trouble)) return databaseTrouble(trouble.value)
+        const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+        if (Option.isNone(failure)) {
+          return Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : internalError(cause)
+        }
+        const error = failure.value
+        if (error instanceof Unavailable) return Effect.succeed(unavailable(error))
+        if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(toResponse(request, error))
+        if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
+          return Effect.succeed(routeNotFound(request, allowedAt))
+        }
+        return Effect.failCause(cause)
+      }))
+  )

@@ -7,6 +7,7 @@ import { CatalogHttp } from "../Catalog/Http.ts"
 import { DeskConfig } from "../Config.ts"
 import { DeskInfoHttp } from "../Desk/Http.ts"
 import { DiscoveryHttp } from "../Discovery/Http.ts"
+import { routeList } from "../Discovery/RouteList.ts"
 import { GuideHttp } from "../Guide/Http.ts"
 import { Identity } from "../Identity.ts"
 import { OptionalAgent, OptionalAgentLive, RequireAgent, RequireAgentLive } from "../Identity/AgentAuth.ts"
@@ -21,8 +22,9 @@ import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { SandboxHttp } from "../Sandbox/Http.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
+import { allowedMethods } from "./AllowedMethods.ts"
 import { makeEdge } from "./Edge.ts"
-import { FailuresLive } from "./Failures.ts"
+import { failuresLive } from "./Failures.ts"
 import { builtWithOnly } from "./OnlyContext.ts"
 
 /** Each group of handlers is built with only the services it uses (see builtWithOnly: they stay on its requests). */
@@ -68,7 +70,8 @@ export const servedOnPlatformAlone = builtWithOnly(
 export const HttpLive = Layer.unwrapEffect(
   Effect.map(makeEdge, (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone))
 ).pipe(
-  Layer.provide(FailuresLive),
+  // The API's own routes: GET and DELETE on /mcp beside it are refusals, answered 405 with Allow: POST.
+  Layer.provide(failuresLive(allowedMethods(routeList(DeskApi)))),
   Layer.provide(McpRefusals),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress

@@ -150,6 +150,64 @@ for (const backend of backends) {
           expect(within.split("\r\n")[0]).toBe("HTTP/1.1 201 Created")
         }))
 
+      it.effect("a method a path does not answer is a 405 naming those it does; a path no route has is a 404", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const answers = []
+          for (
+            const [method, path] of [
+              ["PUT", "/api/handoffs"],
+              ["DELETE", "/api/status"],
+              ["PATCH", "//API/handoffs/DESK-1/"],
+              ["GET", "/api/handoffs/DESK-1/unlock"],
+              ["OPTIONS", "/"],
+              ["PUT", "/mcp"],
+              ["PUT", "/api/nothing-here"]
+            ] as const
+          ) {
+            const reply = yield* send(`${desk.url}${path}`, { fresh: true, method, body: "" })
+            answers.push({ method, path, ...summary(reply), allow: reply.headers["allow"] })
+          }
+          const refused = (method: string, path: string, allow: string) => ({
+            method,
+            path,
+            status: 405,
+            json: true,
+            error: "method_not_allowed",
+            allow
+          })
+          expect(answers).toEqual([
+            refused("PUT", "/api/handoffs", "GET, HEAD, POST"),
+            refused("DELETE", "/api/status", "GET, HEAD"),
+            refused("PATCH", "//API/handoffs/DESK-1/", "GET, HEAD"),
+            refused("GET", "/api/handoffs/DESK-1/unlock", "POST"),
+            refused("OPTIONS", "/", "GET, HEAD"),
+            refused("PUT", "/mcp", "POST"),
+            { method: "PUT", path: "/api/nothing-here", status: 404, json: true, error: "not_found", allow: undefined }
+          ])
+        }))
+
+      it.effect("a filing's decode failure is invalid_handoff however the router-equivalent path is spelled", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const filer = newAgentId()
+          const answers = []
+          for (
+            const path of ["/api/handoffs", "/api/handoffs/", "//api/handoffs", "/API/handoffs", "/api/handoffs;x"]
+          ) {
+            const reply = yield* send(`${desk.url}${path}`, {
+              fresh: true,
+              method: "POST",
+              headers: { "x-agent-id": filer },
+              body: JSON.stringify({ ...filing(filer), priceUsd: "free" })
+            })
+            answers.push({ path, ...summary(reply) })
+          }
+          expect(answers).toEqual(
+            answers.map(({ path }) => ({ path, status: 422, json: true, error: "invalid_handoff" }))
+          )
+        }))
+
       it.effect("an empty body sent as multipart/form-data is answered, not left hanging for ever", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
