@@ -4,7 +4,7 @@ import { filingRuleIssues } from "./FilingRules.ts"
 import { DeskId } from "./Ids.ts"
 import { rule, STABLE_FILTER } from "./Issues.ts"
 import { MICROS_PER_USD, usdAmount } from "./Money.ts"
-import { codePoints, StorableString, Text, TextList, visibleLength } from "./Text.ts"
+import { cleanLabel, codePoints, StorableString, Text, TextList, visibleLength } from "./Text.ts"
 
 export { PLACEHOLDERS, REQUIRED_SECTIONS } from "./FilingRules.ts"
 
@@ -92,7 +92,15 @@ const FilingFields = Schema.Struct({
     description: "Your estimate of the cost to redo the work, in USD with at most 6 decimals; must exceed priceUsd"
   }),
   minutes: Schema.optional(Schema.NullOr(Measure)),
-  tags: Schema.optional(TextList(LIMITS.tags.items, LIMITS.tags.chars, "Search tags; stored trimmed and lowercase")),
+  tags: Schema.optional(
+    TextList(LIMITS.tags.items, LIMITS.tags.chars, "Search tags; stored trimmed and lowercase").pipe(
+      // Lowercasing can lengthen a tag (U+0130 becomes two code points): the stored form is held to the limit,
+      // or the listing would name a tag that discover refuses to search for.
+      Schema.filter((tags) => tags.every((tag) => codePoints(cleanLabel(tag)) <= LIMITS.tags.chars), {
+        message: () => `each tag must be at most ${LIMITS.tags.chars} characters once lowercased, as it is stored`
+      })
+    )
+  ),
   contains: Schema.optional(TextList(LIMITS.contains.items, LIMITS.contains.chars, "Section names the body holds")),
   doesNotContain: Schema.optional(
     TextList(LIMITS.doesNotContain.items, LIMITS.doesNotContain.chars, "Phrases the body never contains (checked)")

@@ -208,6 +208,28 @@ for (const backend of backends) {
           )
         }))
 
+      it.effect("a tag is held to 40 characters as it is stored, so every listed tag can be searched for", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const filer = newAgentId()
+          const post = (tags: ReadonlyArray<string>) =>
+            send(`${desk.url}/api/handoffs`, {
+              fresh: true,
+              method: "POST",
+              headers: { "x-agent-id": filer },
+              body: JSON.stringify(filing(filer, { tags }))
+            })
+          // U+0130 lowercases to two code points: 40 of them would be stored as an 80-character tag.
+          const long = yield* post(["\u0130".repeat(40)])
+          expect(summary(long)).toEqual({ status: 422, json: true, error: "invalid_handoff" })
+          expect(JSON.stringify(long.json)).toContain("once lowercased")
+          const twenty = "\u0130".repeat(20)
+          expect((yield* post([twenty])).status).toBe(201)
+          const found = yield* send(`${desk.url}/api/discover?tag=${encodeURIComponent(twenty.toLowerCase())}`)
+          expect(found.status).toBe(200)
+          expect(found.json.total).toBe(1)
+        }))
+
       it.effect("an empty body sent as multipart/form-data is answered, not left hanging for ever", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
