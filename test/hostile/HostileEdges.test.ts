@@ -1,30 +1,16 @@
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { connect } from "node:net"
 import { deskOn, TestDesk } from "../support/Desk.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { send } from "../support/Loopback.ts"
+import { rowCounts } from "../support/RowCounts.ts"
 import { backends } from "../support/Storage.ts"
 
 /**
  * Hostile input found by an attack review past test/hostile/HostileInput.test.ts: each was answered with a 500, or
  * not at all. docs/errors.md: every failure is JSON with a stable code, a 500 only for unexpected faults.
  */
-
-const rowCounts = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const tables = yield* sql`SELECT table_name FROM information_schema.tables
-    WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`.pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ table_name: Schema.String }))))
-  )
-  const counts: Record<string, number> = {}
-  for (const { table_name } of tables) {
-    const [row] = yield* sql`SELECT count(*)::int AS n FROM ${sql(table_name)}`
-    counts[table_name] = Number(row!.n)
-  }
-  return counts
-}).pipe(Effect.orDie)
 
 const summary = (reply: { status: number; headers: Record<string, unknown>; json: { error?: unknown } | null }) => ({
   status: reply.status,

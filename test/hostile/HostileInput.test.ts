@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { deskOn, TestDesk } from "../support/Desk.ts"
 import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
 import { send } from "../support/Loopback.ts"
+import { rowCounts } from "../support/RowCounts.ts"
 import { backends } from "../support/Storage.ts"
 
 interface Target {
@@ -402,20 +402,6 @@ const getRows = (t: Target): ReadonlyArray<Hostile> => [
 const searchesForSql = ["q", "tag", "vendor"].flatMap((param) =>
   ["/api/discover", "/api/handoffs"].map((route) => `${route}?${param}=${q(SQL)}&include=demo`)
 )
-
-const rowCounts = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const tables = yield* sql`SELECT table_name FROM information_schema.tables
-    WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`.pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ table_name: Schema.String }))))
-  )
-  const counts: Record<string, number> = {}
-  for (const { table_name } of tables) {
-    const [row] = yield* sql`SELECT count(*)::int AS n FROM ${sql(table_name)}`
-    counts[table_name] = Number(row!.n)
-  }
-  return counts
-}).pipe(Effect.orDie)
 
 const request = (desk: TestDesk["Type"], row: Pick<Hostile, "method" | "path" | "headers" | "body">) => {
   const body = row.body === undefined || typeof row.body === "string" || Buffer.isBuffer(row.body)
