@@ -24,11 +24,30 @@ export const timeoutsConfig: Config.Config<Timeouts> = Config.all({
 })
 
 /**
- * Answers for requests Node refuses before the desk sees them. They are written to the raw socket, below
- * the HTTP framework, in the desk's JSON error envelope.
+ * Answers for requests Node refuses before the desk sees them, in the desk's JSON error envelope: Node's parser
+ * errors (its codes), an HTTP/1.1 request without `Host`, an `Expect` other than `100-continue`, and `CONNECT`.
  */
 const refusal = (code: string | undefined, timeouts: Timeouts) => {
   switch (code) {
+    case "MISSING_HOST":
+      return {
+        status: "400 Bad Request",
+        body: { ok: false, error: "bad_request", message: "An HTTP/1.1 request must carry a Host header." }
+      }
+    case "EXPECTATION":
+      return {
+        status: "417 Expectation Failed",
+        body: {
+          ok: false,
+          error: "expectation_failed",
+          message: "The desk meets no Expect but 100-continue; send the request without it."
+        }
+      }
+    case "CONNECT":
+      return {
+        status: "405 Method Not Allowed",
+        body: { ok: false, error: "method_not_allowed", message: "The desk is no proxy: CONNECT is not answered." }
+      }
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return {
         status: "408 Request Timeout",
@@ -55,6 +74,18 @@ const rawResponse = (status: string, body: unknown) => {
   const json = JSON.stringify(body)
   return `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
     `Connection: close\r\n\r\n${json}`
+}
+
+/** A refusal written through Node's response, for requests Node has parsed; the connection closes after it. */
+const refuse = (response: ServerResponse, code: string, timeouts: Timeouts) => {
+  const { body, status } = refusal(code, timeouts)
+  const json = JSON.stringify(body)
+  response.shouldKeepAlive = false
+  response.writeHead(Number(status.slice(0, 3)), {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(json)
+  })
+  response.end(json)
 }
 
 /**
@@ -101,7 +132,9 @@ export const makeServer = (
     requestTimeout,
     headersTimeout: Math.min(requestTimeout, 10_000),
     // How often Node looks for expired requests (default 30 s, which would triple a short timeout).
-    connectionsCheckingInterval: Math.min(1000, requestTimeout)
+    connectionsCheckingInterval: Math.min(1000, requestTimeout),
+    // Node would answer these itself with an empty body; the desk answers in JSON (`holdUntilServed`).
+    requireHostHeader: false
   })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     const code = error.code ?? "unknown"
@@ -114,8 +147,21 @@ export const makeServer = (
     }
     socket.destroy()
   })
+  server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
+    onRefused("EXPECTATION")
+    refuse(response, "EXPECTATION", timeouts)
+  })
+  server.on("connect", (_request: IncomingMessage, socket: Duplex) => {
+    onRefused("CONNECT")
+    const { body, status } = refusal("CONNECT", timeouts)
+    socket.on("error", () => {})
+    socket.end(rawResponse(status, body))
+  })
   refuseUpgrades(server)
-  holdUntilServed(server, admission)
+  holdUntilServed(server, admission, (response) => {
+    onRefused("MISSING_HOST")
+    refuse(response, "MISSING_HOST", timeouts)
+  })
   return server
 }
 
@@ -132,12 +178,21 @@ const refuseUpgrades = (server: Server): void => {
   })
 }
 
+/** HTTP/1.1 requires `Host` (RFC 9112 3.2); HTTP/1.0 does not. */
+const hostless = (request: IncomingMessage) =>
+  request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor >= 1
+
 /**
  * The server listens as soon as its layer is built, while the API behind it is still being built; Node drops a
  * request that arrives before any "request" listener exists (it is never answered). Such requests wait here
- * and go to the desk's handler as soon as it is attached.
+ * and go to the desk's handler as soon as it is attached. An HTTP/1.1 request without `Host` goes to
+ * `refuseHostless` instead, which answers it.
  */
-export const holdUntilServed = (server: Server, admission?: AdmissionOptions): void => {
+export const holdUntilServed = (
+  server: Server,
+  admission: AdmissionOptions | undefined,
+  refuseHostless: (response: ServerResponse) => void
+): void => {
   const held: Array<[IncomingMessage, ServerResponse]> = []
   const hold: RequestListener = (request, response) => {
     held.push([request, response])
@@ -148,12 +203,11 @@ export const holdUntilServed = (server: Server, admission?: AdmissionOptions): v
     server.off("request", hold)
     // After the listener is in place (newListener fires just before), in arrival order.
     queueMicrotask(() => {
-      const served: RequestListener = (request, response) => listener.call(server, request, response)
+      const served: RequestListener = (request, response) =>
+        hostless(request) ? refuseHostless(response) : listener.call(server, request, response)
       const serve = admission === undefined ? served : admitted(served, admission)
-      if (serve !== served) {
-        server.off("request", listener)
-        server.on("request", serve)
-      }
+      server.off("request", listener)
+      server.on("request", serve)
       for (const [request, response] of held.splice(0)) serve(request, response)
     })
   }

@@ -25,7 +25,65 @@ const cutOffAfter = async (server: Server, port: number, endedAt: () => number) 
   }
 }
 
+/** What the server wrote to one raw request, until it closed the connection (at most 3 s). */
+const rawAnswer = (port: number, request: string) =>
+  new Promise<string>((resolve) => {
+    let text = ""
+    const socket = connect({ host: "127.0.0.1", port }, () => socket.write(request))
+    const timer = setTimeout(() => socket.destroy(), 3_000)
+    socket.setEncoding("utf8")
+    socket.on("data", (chunk: string) => (text += chunk))
+    socket.on("error", () => {})
+    socket.on("close", () => {
+      clearTimeout(timer)
+      resolve(text)
+    })
+  })
+
 describe("the Node server", () => {
+  it("answers in JSON what Node would refuse on its own: no Host, an unknown Expect, CONNECT", async () => {
+    const server = makeServer({ requestSeconds: 5 })
+    let served = 0
+    server.on("request", (_request, response) => {
+      served++
+      response.writeHead(200, { "content-type": "application/json" })
+      response.end("{}")
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const answers = await Promise.all([
+        rawAnswer(port, "GET /api/status HTTP/1.1\r\nAccept: application/json\r\n\r\n"),
+        rawAnswer(port, "GET /api/status HTTP/1.1\r\nHost: desk\r\nExpect: foo\r\nConnection: close\r\n\r\n"),
+        rawAnswer(port, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+      ])
+      const expected = [
+        ["400", "bad_request"],
+        ["417", "expectation_failed"],
+        ["405", "method_not_allowed"]
+      ]
+      for (const [i, text] of answers.entries()) {
+        const [status, code] = expected[i]!
+        expect(text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))
+        expect(text.slice(0, text.indexOf("\r\n\r\n")).toLowerCase()).toContain("content-type: application/json")
+        expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toMatchObject({ ok: false, error: code })
+      }
+      // None of them reached the app; an HTTP/1.0 request needs no Host, and 100-continue is still honoured.
+      expect(served).toBe(0)
+      const old = await rawAnswer(port, "GET /api/status HTTP/1.0\r\n\r\n")
+      expect(old).toMatch(/^HTTP\/1\.1 200 /)
+      const continued = await rawAnswer(
+        port,
+        "POST /x HTTP/1.1\r\nHost: desk\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+      )
+      expect(continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
+      expect(served).toBe(2)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it("answers requests that arrive before the desk's handler is attached, once it is", async () => {
     const server = makeServer({ requestSeconds: 5 })
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
