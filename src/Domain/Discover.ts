@@ -1,5 +1,5 @@
 import { ParseResult, Schema } from "effect"
-import { echo, oneOf } from "./Issues.ts"
+import { echo, oneOf, rule } from "./Issues.ts"
 import { MAX_USD, UsdAmount } from "./Money.ts"
 import { asNumber, fromText, type NumberInput, pagingFields, pagingOf, withinResultWindow } from "./Paging.ts"
 import { cleanLabel, Text } from "./Text.ts"
@@ -17,13 +17,33 @@ export { DEFAULT_LIMIT, MAX_LIMIT } from "./Paging.ts"
 
 const YEARS = "between the years 0001 and 9999"
 
-/** An ISO 8601 time PostgreSQL can store: JavaScript dates reach back to 271821 BC, PostgreSQL's to 4713 BC. */
+/** A date, or a date-time with an optional offset (Z or ±HH:MM); `T` may be a space, as in RFC 3339. */
+const ISO_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ]([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?)?$/
+
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+const daysIn = (year: number, month: number) =>
+  month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : DAYS[month - 1]!
+
+/**
+ * An ISO 8601 date or date-time in the years 0001-9999 (PostgreSQL's reach and JavaScript's differ beyond them),
+ * read as UTC unless it names an offset; anything else (`1`, `Jan 1 2026`, February 30) is refused, not guessed.
+ */
+const isoDate = (text: string): Date | undefined => {
+  const parts = ISO_TIME.exec(text)
+  if (parts === null) return undefined
+  const [year, month, day] = [Number(parts[1]), Number(parts[2]), Number(parts[3])]
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined
+  // JavaScript reads a date-time without an offset as local time; the desk reads it as UTC wherever it runs.
+  const date = new Date(parts[4] !== undefined && parts[5] === undefined ? `${text}Z` : text)
+  return Number.isNaN(date.getTime()) ? undefined : date
+}
+
 export const IsoTime = Schema.transformOrFail(Schema.String, Schema.DateFromSelf, {
   strict: true,
   decode: (text, _, ast) => {
-    const date = new Date(text)
-    const year = date.getUTCFullYear()
-    return text.trim() !== "" && !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999
+    const date = isoDate(text)
+    return date !== undefined
       ? ParseResult.succeed(date)
       : ParseResult.fail(
         new ParseResult.Type(
@@ -45,7 +65,12 @@ const usd = <I>(number: NumberInput<I>, description: string) =>
 /** A catalog query's fields, with numbers in the form their transport carries them. */
 const discoverFields = <I>(number: NumberInput<I>) => ({
   q: Schema.optional(Text(200, "Full-text search over title, tags, teaser and contains claims")),
-  tag: Schema.optional(Text(40, "Only handoffs with this tag (case-insensitive)")),
+  tag: Schema.optional(
+    Text(40, "Only handoffs with this tag (case-insensitive)").pipe(
+      // Stored tags hold a visible character; one of only fillers (U+3164) would otherwise clean to no filter at all.
+      Schema.filter((tag) => cleanLabel(tag) !== "", { message: rule("must hold a visible character") })
+    )
+  ),
   sort: Schema.optional(Sort),
   maxPrice: Schema.optional(usd(number, "Highest priceUsd")),
   minSavings: Schema.optional(usd(number, "Lowest savingsUsd")),

@@ -13,7 +13,12 @@ export const RESULT_WINDOW = 10_000
 /** How a number arrives: as text in a URL query, as a JSON number in MCP arguments. */
 export type NumberInput<I> = <A>(schema: Schema.Schema<A, number>) => Schema.Schema<A, I>
 
-const NumberFromText = Schema.NumberFromString.annotations({ message: rule("must be a number") })
+/** A number in a URL is written in decimal: no `0x10`, `1e2`, `Infinity`, blanks or an empty value. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)$/
+const NumberFromText = Schema.compose(
+  Schema.String.pipe(Schema.pattern(DECIMAL, { message: rule("must be a decimal number") })),
+  Schema.NumberFromString.annotations({ message: rule("must be a decimal number") })
+)
 
 export const fromText: NumberInput<string> = (schema) => Schema.compose(NumberFromText, schema)
 export const asNumber: NumberInput<number> = (schema) => schema
