@@ -1,4 +1,5 @@
-import type { PaymentPayload } from "@x402/core/types"
+import { x402ResourceServer } from "@x402/core/server"
+import type { PaymentPayload, PaymentRequired } from "@x402/core/types"
 import {
   declarePaymentIdentifierExtension,
   extractAndValidatePaymentIdentifier,
@@ -115,6 +116,37 @@ const acceptedMismatch = (accepted: PaymentRequirementsV2, ours: PaymentRequirem
   return Either.void
 }
 
+/** x402's own resource server, used only for its rule on extension echoes; it never talks to a facilitator. */
+const echoRule = new x402ResourceServer()
+
+/**
+ * A v2 client echoes the challenge's extensions; as x402's resource server (`validateExtensions`), what the desk
+ * declared must come back unchanged (a client may add to it: the payment id).
+ */
+const echoMismatch = (payload: PaymentPayloadV2) => {
+  const declared = { extensions: CHALLENGE_EXTENSIONS } as unknown as PaymentRequired
+  const verdict = echoRule.validateExtensions(declared, payload as unknown as PaymentPayload)
+  return verdict.valid ? Either.void : refuse(
+    "extension_echo_mismatch",
+    `The payment echoes the "${verdict.extensionKey}" extension other than this desk declared it; ` +
+      "echo the challenge's extensions as they came."
+  )
+}
+
+/**
+ * What the facilitator is sent: the desk's own resource and declarations, and of the client's additions only the
+ * checked payment id. The authorization is all the client signed; the rest, forwarded as the client wrote it,
+ * would let a buyer rewrite what a facilitator's Bazaar catalog records about the desk's resource.
+ */
+const forwarded = (payload: PaymentPayloadV2, resource: PaymentRequiredV2["resource"]): PaymentPayloadV2 => {
+  const paymentId = payload.extensions?.[PAYMENT_IDENTIFIER]
+  return {
+    ...payload,
+    resource,
+    extensions: { ...CHALLENGE_EXTENSIONS, ...(paymentId === undefined ? {} : { [PAYMENT_IDENTIFIER]: paymentId }) }
+  }
+}
+
 /** The payment-identifier extension's id, read and checked by x402's own helper; none when the client sent none. */
 const paymentIdOf = (payload: PaymentPayloadV2) => {
   // A client that echoes the challenge's declaration without an id (as @x402/fetch does) sent none.
@@ -150,8 +182,10 @@ export const checkPayment = (
     } else {
       const ours = toV2(settings, v1)
       yield* acceptedMismatch(decoded.accepted, ours)
+      yield* echoMismatch(decoded)
       paymentId = yield* paymentIdOf(decoded)
-      payment = { x402Version: 2, payload: decoded, requirements: ours }
+      const { resource } = paymentRequiredV2(settings, [v1], undefined)
+      payment = { x402Version: 2, payload: forwarded(decoded, resource), requirements: ours }
     }
     const { authorization } = decoded.payload
     const validBefore = BigInt(authorization.validBefore)

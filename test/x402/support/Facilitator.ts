@@ -35,6 +35,10 @@ export const startFacilitator = async (
     .registerV1("base-sepolia" as `${string}:${string}`, new ExactEvmSchemeV1(signer))
   let calls = 0
   let refused = 0
+  // What the desk asked to settle, as sent: the payload a facilitator's Bazaar catalog would read. Asserted
+  // field by field, so `any` keeps the assertions short.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const settled: Array<{ readonly paymentPayload: any; readonly paymentRequirements: any }> = []
   const authorized = (headers: Record<string, string | Array<string> | undefined>) =>
     Object.entries(options.requireHeaders ?? {}).every(([name, value]) => headers[name.toLowerCase()] === value)
 
@@ -52,7 +56,10 @@ export const startFacilitator = async (
         if (request.method === "GET" && request.url === "/supported") return reply(200, facilitator.getSupported())
         const { paymentPayload, paymentRequirements } = JSON.parse(body)
         if (request.url === "/verify") return reply(200, await facilitator.verify(paymentPayload, paymentRequirements))
-        if (request.url === "/settle") return reply(200, await facilitator.settle(paymentPayload, paymentRequirements))
+        if (request.url === "/settle") {
+          settled.push({ paymentPayload, paymentRequirements })
+          return reply(200, await facilitator.settle(paymentPayload, paymentRequirements))
+        }
         reply(404, { error: "not found" })
       } catch (error) {
         reply(500, { error: String(error) })
@@ -64,6 +71,7 @@ export const startFacilitator = async (
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls: () => calls,
     refused: () => refused,
+    settled: () => settled,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
