@@ -21,6 +21,7 @@ import tagListing from "./0019_tag_listing.ts"
 import tallyLocks from "./0020_tally_locks.ts"
 import noTruncate from "./0021_no_truncate.ts"
 import noncePerWallet from "./0022_nonce_per_wallet.ts"
+import filersKnown from "./0023_filers_known.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -45,7 +46,8 @@ export const migrations = {
   "0019_tag_listing": tagListing,
   "0020_tally_locks": tallyLocks,
   "0021_no_truncate": noTruncate,
-  "0022_nonce_per_wallet": noncePerWallet
+  "0022_nonce_per_wallet": noncePerWallet,
+  "0023_filers_known": filersKnown
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { Catalog } from "../../src/Catalog.ts"
+import { FilingRequest } from "../../src/Domain/Filing.ts"
 import { agentWithHistory } from "../support/AgentHistory.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
-import { newAgentId } from "../support/Fixtures.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
 
 // Test-side reading of the JSON answer, asserted field by field.
@@ -64,6 +66,32 @@ for (const backend of backends) {
           const seller = yield* agentJson(other)
           expect(seller.json.earnings).toMatchObject({ sales: 3 })
           expect(JSON.stringify(seller.json)).not.toContain(agent)
+        }))
+
+      it.effect("the filer of the demo packet and of a seeded listing, who never called, has a page too", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const catalog = yield* Catalog
+          const seededBy = newAgentId()
+          const seeded = yield* catalog.seed(Schema.decodeUnknownSync(FilingRequest)(filing(seededBy)))
+          for (const id of ["DESK-1", seeded.id]) {
+            const html = yield* Effect.promise(() =>
+              desk.request(`/h/${id}`, { headers: { accept: "text/html" } }).then((r) => r.text())
+            )
+            const links = [...html.matchAll(/href="\/agents\/([^"]+)"/g)].map((m) => m[1]!)
+            expect(links.length, id).toBeGreaterThan(0)
+            for (const agent of links) {
+              const page = yield* agentJson(agent)
+              // The demo packet is left out of its filer's filings, as it is out of every listing.
+              expect([page.status, page.json.filings.total], `${id} -> ${agent}`).toEqual([
+                200,
+                id === "DESK-1" ? 0 : 1
+              ])
+              const api = yield* Effect.promise(() => desk.request(`/api/agents/${agent}`))
+              expect(api.status, `/api/agents/${agent}`).toBe(200)
+            }
+          }
+          expect((yield* agentJson(seededBy)).status).toBe(200)
         }))
 
       it.effect("an id the desk never saw, or a malformed one, is a 404 not_found", () =>
