@@ -9,6 +9,7 @@ import { AccessLines, logWhenDone } from "./AccessLog.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { ClientConcurrency } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
+import { emptyParamsLeftOut } from "./EmptyParams.ts"
 import { busy, rateLimitHeaders, refusal } from "./RateLimit.ts"
 
 const setHeaders = (response: ServerResponse, headers: Record<string, string>) => {
@@ -45,7 +46,8 @@ export const makeEdge = Effect.gen(function*() {
       const id = requestIdOf(headers[REQUEST_ID_HEADER])
       response.setHeader(REQUEST_ID_HEADER, id)
       logWhenDone(lines, fiber, request, response, id)
-      const answer = readsBody(request.method) ? guardBody(request, app) : app
+      const routed = emptyParamsLeftOut(request, app)
+      const answer = readsBody(request.method) ? guardBody(request, routed) : routed
       if (!isRateLimited(request.method, request.url.split("?")[0]!)) return answer
       const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)
       // Refused before the budget is touched: a client at its cap is not charged for knocking.

@@ -19,9 +19,9 @@ const html = (body: string, status = 200) =>
 
 const decodeSearch = Schema.decodeUnknownEither(DiscoverParams)
 
-/** A form sends its empty fields: an empty one means no filter. Everything else goes to DiscoverParams as sent. */
+/** The parameters sent, to DiscoverParams as they are (the edge has left out a form's empty fields: src/Http/EmptyParams.ts). */
 const sentParams = (params: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>) =>
-  Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined && value !== ""))
+  Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined))
 
 export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
   Effect.gen(function*() {

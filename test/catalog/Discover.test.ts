@@ -134,6 +134,23 @@ for (const backend of backends) {
           expect(combined.json.query).toMatchObject({ maxPrice: 1, tag: "kubernetes" })
         }))
 
+      it.effect("the query echo sent back as parameters (unset text values empty) searches the same", () =>
+        Effect.gen(function*() {
+          const first = (yield* get("/api/discover?tag=kubernetes&maxPrice=1")).json
+          const echoed = new URLSearchParams()
+          for (const [name, value] of Object.entries(first.query)) {
+            if (name !== "vendorNote" && value !== null) echoed.set(name, String(value))
+          }
+          expect(echoed.get("q")).toBe("")
+          for (const path of ["/api/discover", "/api/handoffs", "/"]) {
+            const again = yield* get(`${path}?${echoed}`)
+            expect([path, again.status, new Set(ids(again.json))]).toEqual([path, 200, new Set(ids(first))])
+          }
+          // An empty value is a parameter left out, a bare name too; a blank one is still refused.
+          expect(ids((yield* get("/api/discover?q&tag=kubernetes&maxPrice=1&sort=")).json)).toEqual(ids(first))
+          expect((yield* get("/api/discover?q=%20")).json).toMatchObject({ error: "invalid_query" })
+        }))
+
       it.effect("sorts: recent, savings, price, reconstruct, popular", () =>
         Effect.gen(function*() {
           expect(ids((yield* get("/api/discover?sort=recent")).json)).toEqual([...filed].reverse())
