@@ -7,7 +7,7 @@ import { isRateLimited, readsBody } from "../Desk/RequestRules.ts"
 import { type RateDecision, RateLimiter } from "../RateLimiter.ts"
 import { AccessLines, logWhenDone } from "./AccessLog.ts"
 import { guardBody } from "./BodyGuard.ts"
-import { ClientConcurrency } from "./ClientConcurrency.ts"
+import { ClientConcurrency, turnOf } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { emptyParamsLeftOut } from "./EmptyParams.ts"
 import { busy, rateLimitHeaders, refusal } from "./RateLimit.ts"
@@ -50,14 +50,21 @@ export const makeEdge = Effect.gen(function*() {
       const answer = readsBody(request.method) ? guardBody(request, routed) : routed
       if (!isRateLimited(request.method, request.url.split("?")[0]!)) return answer
       const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)
-      // Refused before the budget is touched: a client at its cap is not charged for knocking.
-      if (!concurrency.enter(key)) return Effect.succeed(busy(concurrency.cap))
+      const entered = concurrency.enter(key)
+      // Refused before the budget is touched: a client whose line is full is not charged for knocking.
+      if (!entered && !concurrency.hasRoom(key)) return Effect.succeed(busy(concurrency.cap, concurrency.line))
       // Given back when this request's fiber ends, however it ends: its observers run once it has exited, after
       // its last finalizer. Nothing runs between taking the slot and this line, so nothing can keep it for good.
-      fiber.addObserver(() => concurrency.leave(key))
+      if (entered) fiber.addObserver(() => concurrency.leave(key))
       const decided = (decision: RateDecision) => {
         setHeaders(response, rateLimitHeaders(limiter.policy, decision))
-        return decision.allowed ? answer : Effect.succeed(refusal(limiter.policy, decision))
+        if (!decision.allowed) return Effect.succeed(refusal(limiter.policy, decision))
+        if (entered) return answer
+        // Charged, then served once one of its client's requests in progress hands it a slot.
+        const waiter = concurrency.join(key)
+        if (waiter === undefined) return Effect.succeed(busy(concurrency.cap, concurrency.line))
+        fiber.addObserver(() => waiter.granted ? concurrency.leave(key) : concurrency.abandon(key, waiter))
+        return Effect.zipRight(turnOf(waiter), answer)
       }
       // A store in this process's memory answers at once: no effect steps for it.
       return limiter.consumeNow === undefined

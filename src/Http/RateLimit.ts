@@ -21,13 +21,13 @@ export const refusal = (policy: RatePolicy, decision: RateDecision) =>
     { ...rateLimitHeaders(policy, decision), "retry-after": String(decision.retryAfterSeconds) }
   )
 
-/** A client with `cap` requests in progress: the next waits for one of them, not for the rate window. */
-export const busy = (cap: number) =>
+/** A client with `cap` requests in progress and a full line behind them: it waits for them, not the rate window. */
+export const busy = (cap: number, line: number) =>
   errorResponse(
     RateLimited,
     new RateLimited({
-      message: `This address has ${cap} requests in progress, the most one client may have at once; ` +
-        "wait for one to finish, then retry in 1 second."
+      message: `This address has ${cap} requests in progress, the most one client may have at once, and ` +
+        `${line} more waiting; wait for them to finish, then retry in 1 second.`
     }),
     { "retry-after": "1" }
   )

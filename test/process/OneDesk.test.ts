@@ -107,6 +107,38 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         expect((yield* send(`${standard.url}/openapi.json`, { from })).status).toBe(200)
       }))
 
+    it.effect("50 unlocks at once by one agent from one address are all answered, with one receipt", () =>
+      Effect.gen(function*() {
+        const { standard } = yield* Desks
+        const from = loopbackAddress()
+        const filer = newAgentId()
+        const buyer = newAgentId()
+        const filed = yield* postJson(`${standard.url}/api/handoffs`, filing(filer), {
+          from,
+          headers: { "x-agent-id": filer }
+        })
+        const id = filed.json.id as string
+        // More than the requests one client may have in progress (7 here): the rest wait their turn, not a 429.
+        const unlocks = yield* Effect.all(
+          range(50).map(() =>
+            postJson(`${standard.url}/api/handoffs/${id}/unlock`, { payer: buyer }, {
+              from,
+              fresh: true,
+              headers: { "x-agent-id": buyer }
+            })
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(unlocks.map((_) => _.status)).toEqual(range(50).map(() => 200))
+        expect(new Set(unlocks.map((_) => _.json.receipt.receiptId)).size).toBe(1)
+        expect(unlocks.filter((_) => _.json.alreadyUnlocked === false)).toHaveLength(1)
+        const previews = yield* Effect.all(
+          range(20).map(() => send(`${standard.url}/api/handoffs/${id}`, { from, fresh: true })),
+          { concurrency: "unbounded" }
+        )
+        expect(previews.map((_) => [_.status, _.json.purchases])).toEqual(range(20).map(() => [200, 1]))
+      }))
+
     it.effect("a retry before Retry-After is refused again; one after it passes", () =>
       Effect.gen(function*() {
         const { quick } = yield* Desks

@@ -1,7 +1,7 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Deferred, Duration, Effect, Either, Fiber, Layer } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import * as MemoryRateStore from "../../adapters/ratelimit/Memory.ts"
 import { isRateLimited } from "../../src/Desk/RequestRules.ts"
@@ -33,7 +33,7 @@ const Desk = (trustedProxies: ReadonlyArray<string>) =>
   Layer.unwrapEffect(Effect.map(makeEdge, (edge) => HttpServer.serve(app, edge))).pipe(
     Layer.provide(MemoryRateStore.layer({ limit: 3, windowSeconds: 2 })),
     Layer.provide(TrustedProxies.layer(trustedProxies)),
-    Layer.provide(ClientConcurrency.layer(2)),
+    Layer.provide(ClientConcurrency.layer(2, 1)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
   )
 
@@ -110,28 +110,34 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
       expect((yield* send("/api/things", { forwardedFor: "192.0.2.4" })).status).toBe(200)
     }))
 
-  it.effect("a client with 2 requests in progress gets 429 for a third, without spending its budget", () =>
+  it.effect("a client with 2 requests in progress waits in line for a third; past its line, 429 uncharged", () =>
     Effect.gen(function*() {
       const held = yield* Effect.fork(Effect.all([
         send("/api/slow", { forwardedFor: "192.0.2.8" }),
         send("/api/slow", { forwardedFor: "192.0.2.8" })
       ], { concurrency: "unbounded" }))
       while (slowArrived < 2) yield* Effect.sleep("10 millis")
+      const waiting = yield* Effect.fork(send("/api/things", { forwardedFor: "192.0.2.8" }))
+      yield* Effect.sleep("200 millis")
+      // Its line holds one: the next is refused, before the budget is touched (no rate-limit headers).
       const busy = yield* send("/api/things", { forwardedFor: "192.0.2.8" })
       expect(busy.status).toBe(429)
       expect(busy.headers.get("retry-after")).toBe("1")
+      expect(busy.headers.get("ratelimit")).toBeNull()
       expect(busy.body).toMatchObject({
         ok: false,
         error: "rate_limited",
-        message: expect.stringContaining("2 requests in progress")
+        message: expect.stringContaining("2 requests in progress, the most one client may have at once, and 1 more")
       })
+      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
       // Another client, even one of the same IPv4 /24, is not held up.
       expect((yield* send("/api/things", { forwardedFor: "192.0.2.9" })).status).toBe(200)
       yield* Deferred.succeed(gate, undefined)
       expect((yield* Fiber.join(held)).map((_) => _.status)).toEqual([200, 200])
-      const after = yield* send("/api/things", { forwardedFor: "192.0.2.8" })
-      expect(after.status).toBe(200)
-      expect(after.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
+      const served = yield* Fiber.join(waiting)
+      expect(served.status).toBe(200)
+      // It was charged when it joined the line: the third of three.
+      expect(served.headers.get("ratelimit")).toBe(`"default";r=0;t=2`)
     }))
 
   it.effect("a request that fails gives its slot back", () =>
