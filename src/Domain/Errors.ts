@@ -112,7 +112,10 @@ export class InternalError extends Schema.Class<InternalError>("InternalError")(
 
 export class SpendCapExceeded extends Schema.Class<SpendCapExceeded>("SpendCapExceeded")(
   { ...envelope("spend_cap_exceeded"), spendCapUsd: Schema.Number, spentUsd: Schema.Number, priceUsd: Schema.Number },
-  status(403, "The unlock would take your total spend over your spendCapUsd; raise it with POST /api/agents")
+  status(
+    403,
+    "The unlock would take your total spend over your spendCapUsd; raise it with POST /api/agents (your X-AGENT-ID)"
+  )
 ) {
   readonly _tag = "SpendCapExceeded"
 }

@@ -62,8 +62,8 @@ export const capExceeded = (
 ) =>
   new SpendCapExceeded({
     message: `This unlock would take your spend to ${toUsd(agent.spent_micro + priceMicro)} USD, over ` +
-      `your spendCapUsd of ${toUsd(agent.spend_cap_micro)}. Ask your owner, then raise it with POST /api/agents ` +
-      `{"id": "${payer}", "spendCapUsd": <new cap>}.`,
+      `your spendCapUsd of ${toUsd(agent.spend_cap_micro)}. Ask your owner, then raise it with POST /api/agents, ` +
+      `header X-AGENT-ID: ${payer}, body {"id": "${payer}", "spendCapUsd": <new cap>}.`,
     spendCapUsd: toUsd(agent.spend_cap_micro),
     spentUsd: toUsd(agent.spent_micro),
     priceUsd: toUsd(priceMicro)

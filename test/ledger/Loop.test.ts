@@ -128,7 +128,10 @@ for (const backend of backends) {
           const refused = yield* unlock(second, buyer)
           expect(refused.status).toBe(403)
           expect(refused.json).toMatchObject({ ok: false, error: "spend_cap_exceeded", spendCapUsd: 10, spentUsd: 7 })
-          expect(refused.json.message).toContain("POST /api/agents")
+          // The hint names all a raise needs: the route, the header and the body.
+          expect(refused.json.message).toContain(
+            `POST /api/agents, header X-AGENT-ID: ${buyer}, body {"id": "${buyer}", "spendCapUsd": <new cap>}`
+          )
           expect((yield* send(`/api/receipts?payer=${buyer}`)).json.total).toBe(1)
           expect((yield* send(`/api/handoffs/${second}`)).json.purchases).toBe(0)
 
