@@ -13,7 +13,7 @@ const JsonRpcErrorFields = Schema.Struct({
   id: Schema.optional(Schema.Union(Schema.String, Schema.Number, Schema.Null))
 })
 
-/** The SDK's own refusals (a malformed message, a batch) are JSON-RPC errors, not the desk's envelopes. */
+/** The transport's refusals (a message that is not JSON-RPC, a batch) are JSON-RPC errors, not the desk's envelopes. */
 export const JsonRpcError = JsonRpcErrorFields.annotations({
   identifier: "JsonRpcError",
   description: "A JSON-RPC 2.0 error response",

@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { Cause, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { internalFailure } from "../Desk/InternalFailure.ts"
@@ -96,11 +96,17 @@ const invalidInput = (
   }
 }
 
-type Runner = (args: unknown, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure>
+/**
+ * A failure worded here, for MCP, from the start: it names the agentId argument and the X-AGENT-ID header of the
+ * MCP request itself, and toMcpWords, which rewords the services' REST words, would reword it a second time.
+ */
+class InMcpWords extends Data.TaggedClass("InMcpWords")<{ readonly failure: ToolFailure }> {}
+
+type Runner = (args: unknown, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>
 
 const runner = <A, I>(
   tool: ToolDefinition<string, A, I>,
-  handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure>
+  handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>
 ): Runner =>
 (args, agentHeader) =>
   Schema.decodeUnknown(tool.input)(args ?? {}).pipe(
@@ -111,14 +117,16 @@ const runner = <A, I>(
 const identify = (agentId: string | undefined, agentHeader: string | undefined) =>
   requireAgentId(agentId ?? agentHeader).pipe(
     Effect.mapError((error) =>
-      error._tag === "AgentIdRequired"
-        ? new AgentIdRequired({
-          message: "Pass your identity as agentId (did:desk: + 32 lowercase hex) or send the X-AGENT-ID header " +
-            "with the MCP request."
-        })
-        : new InvalidAgentId({
-          message: "agentId (or X-AGENT-ID) must be did:desk: followed by 32 lowercase hex characters."
-        })
+      new InMcpWords({
+        failure: error._tag === "AgentIdRequired"
+          ? new AgentIdRequired({
+            message: "Pass your identity as agentId (did:desk: + 32 lowercase hex) or send the X-AGENT-ID header " +
+              "with the MCP request."
+          })
+          : new InvalidAgentId({
+            message: "agentId (or X-AGENT-ID) must be did:desk: followed by 32 lowercase hex characters."
+          })
+      })
     )
   )
 
@@ -192,7 +200,13 @@ const make = Effect.gen(function*() {
         runners[name](args, agentHeader).pipe(
           Effect.match({
             onSuccess: (value) => resultOf(value, false),
-            onFailure: (error) => resultOf(toMcpWords(Schema.encodeSync(ToolFailure)(error)), true)
+            onFailure: (error) =>
+              resultOf(
+                error instanceof InMcpWords
+                  ? Schema.encodeSync(ToolFailure)(error.failure)
+                  : toMcpWords(Schema.encodeSync(ToolFailure)(error)),
+                true
+              )
           }),
           Effect.catchAllDefect((defect) => internalError(Cause.die(defect))),
           Effect.withSpan("ToolCalls.call", { attributes: { tool: name } })

@@ -1,7 +1,15 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  McpError
+} from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { Effect, Option, Runtime } from "effect"
 import { MCP_INSTRUCTIONS, MCP_SERVER } from "./ServerInfo.ts"
@@ -34,29 +42,79 @@ const makeServer = (calls: ToolCalls["Type"], runtime: Runtime.Runtime<never>) =
   return server
 }
 
-const isBatch = (body: string) => {
-  try {
-    return Array.isArray(JSON.parse(body))
-  } catch {
-    return false
-  }
-}
+const jsonRpcError = (id: string | number | null, code: ErrorCode, message: string, status: number) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id, error: { code, message } }, { status })
+
+/** An empty body passes the body guard, which parses only a body that has text, and is no JSON at all. */
+const emptyBody = jsonRpcError(null, ErrorCode.ParseError, "Parse error: send one JSON-RPC message as JSON.", 400)
 
 /**
  * The MCP revisions since 2025-06-18 have no JSON-RPC batching, and a batch would let one HTTP request (one
  * unit of the rate limit) do the work of a hundred: refused whole, before any message in it runs.
  */
-const batchRefused = HttpServerResponse.unsafeJson(
-  {
-    jsonrpc: "2.0",
-    id: null,
-    error: {
-      code: ErrorCode.InvalidRequest,
-      message: "JSON-RPC batches are not supported (MCP has no batching since 2025-06-18): send one message per POST."
-    }
-  },
-  { status: 400 }
+const batchRefused = jsonRpcError(
+  null,
+  ErrorCode.InvalidRequest,
+  "JSON-RPC batches are not supported (MCP has no batching since 2025-06-18): send one message per POST.",
+  400
 )
+
+/** Valid JSON that is no JSON-RPC message: JSON-RPC 2.0's Invalid Request (the SDK answers -32700, Parse error). */
+const notJsonRpc = jsonRpcError(
+  null,
+  ErrorCode.InvalidRequest,
+  "Invalid Request: not a JSON-RPC 2.0 request, notification or response (jsonrpc \"2.0\", a method or a result " +
+    "or error, an integer or string id, params an object).",
+  400
+)
+
+interface ParamsSchema {
+  readonly safeParse: (value: unknown) =>
+    | { readonly success: true }
+    | {
+      readonly success: false
+      readonly error: {
+        readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+      }
+    }
+}
+
+/**
+ * The requests this server answers whose params have a shape. The SDK parses them by these schemas too, but a
+ * failure there escapes as a bare ZodError, answered -32603 Internal error; checked first, it is -32602.
+ */
+const PARAMS_SCHEMAS = new Map<string, ParamsSchema>(
+  [CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema].map((schema) => [
+    schema.shape.method.value,
+    schema
+  ])
+)
+
+/**
+ * The refusal of a message the SDK would not answer as JSON-RPC 2.0 says, if it is one: a batch, a value that is no
+ * JSON-RPC message (400, id null), a request whose params do not fit its method (200, with the request's id).
+ * An unknown tool (-32602) and arguments outside a tool's input schema (an isError result) stay the SDK's and the
+ * tools' business.
+ */
+const refusal = (message: unknown) => {
+  if (Array.isArray(message)) return Option.some(batchRefused)
+  if (!JSONRPCMessageSchema.safeParse(message).success) return Option.some(notJsonRpc)
+  if (!isJSONRPCRequest(message)) return Option.none()
+  const parsed = PARAMS_SCHEMAS.get(message.method)?.safeParse(message)
+  if (parsed === undefined || parsed.success) return Option.none()
+  const problems = parsed.error.issues.map((issue) =>
+    `${issue.path.join(".")}: ${issue.message.replace(/^Invalid input: /, "")}`
+  )
+  return Option.some(jsonRpcError(message.id, ErrorCode.InvalidParams, `Invalid params: ${problems.join("; ")}`, 200))
+}
+
+const parseBody = (body: string): Option.Option<unknown> => {
+  try {
+    return Option.some(JSON.parse(body))
+  } catch {
+    return Option.none()
+  }
+}
 
 /**
  * Stateless Streamable HTTP: a fresh server and transport per POST, answered with JSON (no SSE stream),
@@ -65,16 +123,15 @@ const batchRefused = HttpServerResponse.unsafeJson(
 export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    // The body guard has read and cached the text already; the node stream cannot be read twice.
-    const body = yield* Effect.orDie(request.text)
-    if (isBatch(body)) return batchRefused
+    // The body guard has read and cached the text already; the node stream cannot be read twice. It parses the
+    // text to check it but hands on only the text: parsed here, and the SDK is given the value, not the text again.
+    const message = parseBody(yield* Effect.orDie(request.text))
+    if (Option.isNone(message)) return emptyBody
+    const refused = refusal(message.value)
+    if (Option.isSome(refused)) return refused.value
     const runtime = yield* Effect.runtime<never>()
     // The route's own path, not the client's spelling: the router also takes `//mcp;[`, which URL cannot parse.
-    const webRequest = new Request(new URL("/mcp", publicUrl), {
-      method: "POST",
-      headers: request.headers,
-      body
-    })
+    const webRequest = new Request(new URL("/mcp", publicUrl), { method: "POST", headers: request.headers })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(async () => {
         const server = makeServer(calls, runtime)
@@ -84,7 +141,7 @@ export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
       }),
       ({ transport }) =>
         Effect.promise(async () => {
-          const answer = await transport.handleRequest(webRequest)
+          const answer = await transport.handleRequest(webRequest, { parsedBody: message.value })
           return { status: answer.status, headers: answer.headers, text: await answer.text() }
         }),
       ({ server }) => Effect.promise(() => server.close())

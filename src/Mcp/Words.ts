@@ -1,6 +1,8 @@
 /**
  * The services word their failures for REST (routes, headers). Over MCP the same failure names the tool to
- * call instead; what no tool does (agent settings) stays a REST route, said as such.
+ * call instead; what no tool does (agent settings, signing in) stays a REST route, said as such. Only REST words
+ * go through here, once: a message already worded for MCP would be reworded (src/Mcp/ToolCalls.ts keeps its own
+ * out).
  */
 const MCP_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
   [
@@ -15,6 +17,10 @@ const MCP_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
   [/unlock without X-PAYMENT/g, "call unlock_handoff without `payment`"],
   [/the same payment header/g, "the same `payment`"],
   [/the X-AGENT-ID header/g, "your agentId (or the X-AGENT-ID header of the MCP request)"],
+  [
+    /request the body without X-AGENT-ID/g,
+    "request GET /api/handoffs/:id/body (REST; no MCP tool signs in) without X-AGENT-ID"
+  ],
   [/POST \/api\/agents/g, "POST /api/agents (REST; no MCP tool changes an agent's settings)"]
 ]
 

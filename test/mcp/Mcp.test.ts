@@ -243,6 +243,55 @@ for (const backend of backends) {
           expect(unknown).toMatchObject({ code: -32602 })
         }))
 
+      it.effect("malformed params are -32602 Invalid params with the request's id; tools still judge their arguments", () =>
+        Effect.gen(function*() {
+          const post = (message: object) =>
+            raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", ...message }) })
+          for (
+            const [id, params, path] of [
+              [1, { arguments: {} }, "params.name"],
+              ["two", { name: 5 }, "params.name"],
+              [3, { name: "desk_status", arguments: [] }, "params.arguments"],
+              [4, { name: "desk_status", arguments: "{}" }, "params.arguments"],
+              [5, undefined, "params"]
+            ] as const
+          ) {
+            const refused = yield* post({ id, method: "tools/call", ...(params === undefined ? {} : { params }) })
+            expect(refused.status, JSON.stringify(params)).toBe(200)
+            expect(refused.json).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32602 } })
+            expect(refused.json.error.message).toMatch(new RegExp(`^Invalid params: ${path.replace(".", "\\.")}: `))
+          }
+          // The other requests the server answers, judged the same way.
+          for (
+            const [method, params] of [
+              ["tools/list", { cursor: 5 }],
+              ["initialize", { protocolVersion: "2025-06-18" }]
+            ] as const
+          ) {
+            const refused = yield* post({ id: 6, method, params })
+            expect(refused.status, method).toBe(200)
+            expect(refused.json).toMatchObject({ jsonrpc: "2.0", id: 6, error: { code: -32602 } })
+            expect(refused.json.error.message).toContain("Invalid params: params.")
+          }
+
+          // Unchanged: an unknown tool is -32602 from the server, arguments outside a tool's schema an isError result.
+          const unknown = yield* post({ id: 7, method: "tools/call", params: { name: "no_such_tool", arguments: {} } })
+          expect(unknown.status).toBe(200)
+          expect(unknown.json).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32602 } })
+          expect(unknown.json.error.message).toContain("Unknown tool no_such_tool")
+          const badArguments = yield* post({
+            id: 8,
+            method: "tools/call",
+            params: { name: "search_handoffs", arguments: { limit: "many" } }
+          })
+          expect(badArguments.status).toBe(200)
+          expect(badArguments.json).toMatchObject({ jsonrpc: "2.0", id: 8, result: { isError: true } })
+          expect(JSON.parse(badArguments.json.result.content[0].text)).toMatchObject({ error: "invalid_query" })
+          const called = yield* post({ id: 9, method: "tools/call", params: { name: "desk_status" } })
+          expect(called.json).toMatchObject({ jsonrpc: "2.0", id: 9, result: { isError: false } })
+          expect(JSON.parse(called.json.result.content[0].text)).toMatchObject({ ok: true })
+        }))
+
       it.effect("the endpoint answers JSON for every protocol error and sits behind the desk's middleware", () =>
         Effect.gen(function*() {
           const ping = yield* raw("/mcp", {
@@ -273,13 +322,31 @@ for (const backend of backends) {
           expect(malformed.status).toBe(400)
           expect(malformed.json).toMatchObject({ ok: false, error: "invalid_json" })
 
-          const notJsonRpc = yield* raw("/mcp", {
-            method: "POST",
-            headers: MCP_HEADERS,
-            body: JSON.stringify({ hello: 1 })
-          })
-          expect(notJsonRpc.status).toBe(400)
-          expect(notJsonRpc.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+          // Valid JSON that is no JSON-RPC message is JSON-RPC 2.0's Invalid Request, not a Parse error.
+          for (
+            const message of [
+              { hello: 1 },
+              null,
+              42,
+              "ping",
+              { jsonrpc: "1.0", id: 1, method: "ping" },
+              { jsonrpc: "2.0", id: 1.5, method: "ping" },
+              { jsonrpc: "2.0", id: 1, method: "ping", params: 5 },
+              { jsonrpc: "2.0", id: 1, method: "ping", extra: true }
+            ]
+          ) {
+            const notJsonRpc = yield* raw("/mcp", {
+              method: "POST",
+              headers: MCP_HEADERS,
+              body: JSON.stringify(message)
+            })
+            expect(notJsonRpc.status, JSON.stringify(message)).toBe(400)
+            expect(notJsonRpc.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+            expect(notJsonRpc.json.error.message).toContain("Invalid Request")
+          }
+          const empty = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: "" })
+          expect(empty.status).toBe(400)
+          expect(empty.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
 
           // A batch would do many requests' work for one unit of the rate limit: refused whole, nothing runs.
           const filer = newAgentId()
