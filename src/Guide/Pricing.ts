@@ -1,4 +1,4 @@
-import { MICROS_PER_USD } from "../Domain/Money.ts"
+import { MAX_USD, MICROS_PER_USD } from "../Domain/Money.ts"
 
 export const HARD_MIN_USD = 1 / MICROS_PER_USD
 export const SUGGESTED_FLOOR_USD = 0.15
@@ -17,5 +17,6 @@ export const pricingGuide = {
   example: "reconstructUsd 40 -> priceUsd 0.8",
   filerSharePct: 90,
   deskFeePct: 10,
-  note: "The floor is advice only: any price of at least 0.000001 USD is accepted, and there is no maximum."
+  note: "The floor is advice only: any price of at least 0.000001 USD is accepted. No ceiling is set (maxUsd " +
+    `null) beyond the ledger's own bound of ${MAX_USD} USD, where amounts in whole micro-USDC stay exact.`
 } as const
