@@ -1,7 +1,7 @@
 /**
  * Which requests the edge treats how: read for a body (and so can answer 400/413/415), counted against the rate
  * limit (and so can answer 429). The edge applies these rules and the OpenAPI document states them, so both read
- * them here and cannot disagree.
+ * them here and cannot disagree. Which routes read the database (and so can answer 503) is stated here too.
  */
 
 const discoveryDocuments = new Set([
@@ -14,6 +14,20 @@ const discoveryDocuments = new Set([
   "/starter.md",
   "/openapi.json"
 ])
+
+/** Routes answered from what the desk built at startup, beside the discovery documents and `/.well-known/*`. */
+const answeredFromMemory = new Set(["/api/status", "/api/surface", "/api/example", "/api/template"])
+
+/**
+ * A route that reads the database, and so answers 503 `unavailable` with Retry-After while it does not answer
+ * (src/Http/Failures.ts): every route but the discovery documents, `/.well-known/*`, the documents answered from
+ * memory above and `/mcp`, whose tools answer a database outage as a tool result (`isError`), not as a status.
+ * Paths as routed (`/api/handoffs/{id}` or `/api/handoffs/DESK-12`); test/discovery/OpenApiOutage.test.ts asks each
+ * route of a desk whose database is gone.
+ */
+export const readsDatabase = (path: string): boolean =>
+  !(discoveryDocuments.has(path) || answeredFromMemory.has(path) || path.startsWith("/.well-known/") ||
+    path === "/mcp" || path.startsWith("/mcp/"))
 
 /** A request whose body the edge reads, bounds and checks as JSON. */
 export const readsBody = (method: string): boolean => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"

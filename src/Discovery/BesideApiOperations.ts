@@ -1,5 +1,4 @@
-import { HttpApiSchema, OpenApiJsonSchema } from "@effect/platform"
-import { Schema, type SchemaAST } from "effect"
+import { HttpApiSchema } from "@effect/platform"
 import {
   InternalError,
   InvalidJson,
@@ -9,17 +8,15 @@ import {
   UnsupportedMediaType
 } from "../Domain/Errors.ts"
 import { BESIDE_API, type BesideRoute } from "./BesideApi.ts"
-import type { Json, Spec } from "./OpenApiJson.ts"
+import { type Json, schemaRef, type Spec } from "./OpenApiJson.ts"
 
 /** The 405, and the serve-level errors every route may meet; asServed then keeps those its method and path can get. */
 const ANSWERS = [MethodNotAllowed, InvalidJson, PayloadTooLarge, UnsupportedMediaType, RateLimited, InternalError]
 
 const besideOperation = (spec: Spec, route: BesideRoute): Json => {
-  const ref = (schema: { readonly ast: SchemaAST.AST }) =>
-    OpenApiJsonSchema.makeWithDefs(Schema.make(schema.ast), { defs: spec.components.schemas })
   const responses = Object.fromEntries(ANSWERS.map((answer) => [
     String(HttpApiSchema.getStatusErrorAST(answer.ast)),
-    { description: "", content: { "application/json": { schema: ref(answer) } } }
+    { description: "", content: { "application/json": { schema: schemaRef(spec, answer) } } }
   ]))
   return {
     tags: ["MCP"],

@@ -1,10 +1,13 @@
-import { isRateLimited, readsBody } from "../Desk/RequestRules.ts"
+import { RETRY_AFTER_SECONDS } from "../Desk/Outage.ts"
+import { isRateLimited, readsBody, readsDatabase } from "../Desk/RequestRules.ts"
+import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { addBesideRoutes } from "./BesideApiOperations.ts"
-import { type Json, membersOf, refName, type Spec } from "./OpenApiJson.ts"
+import { type Json, membersOf, refName, schemaRef, type Spec } from "./OpenApiJson.ts"
 
 const BODY_ERRORS = new Set(["InvalidJson", "PayloadTooLarge", "UnsupportedMediaType"])
 const RATE_ERRORS = new Set(["RateLimited"])
+const DATABASE_ERRORS = new Set(["Unavailable"])
 /** The platform's own decode error: src/Http/Failures.ts answers every decode failure with a 422 envelope instead. */
 const NEVER_SENT = new Set(["HttpApiDecodeError"])
 
@@ -15,20 +18,59 @@ const HEADER_NAMES: Record<string, string> = {
   "sign-in-with-x": "SIGN-IN-WITH-X"
 }
 
-const RESPONSE_HEADERS: Record<string, Record<string, Json>> = {
-  "429": {
-    "Retry-After": {
-      description: "Seconds until one request is allowed again",
-      schema: { type: "integer", minimum: 1 }
-    },
+const retryAfter = (description: string): Json => ({ description, schema: { type: "integer", minimum: 1 } })
+
+const base64Json = (description: string): Json => ({
+  description,
+  schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json" }
+})
+
+const PAYMENT_REQUIRED = base64Json(
+  "The x402 v2 challenge, base64 JSON (a fresh one when a payment was refused): `x402Version` 2, `error`, " +
+    "`resource`, `accepts` (the v1 requirements of the response body, with a CAIP-2 `network` and `amount` in " +
+    "micro-USDC) and `extensions`: `bazaar` (x402 Bazaar discovery: the unlock's method, body, X-AGENT-ID header " +
+    "and an example answer); `payment-identifier` (x402 payment-identifier, optional: put your own id, 16 to 128 " +
+    "letters, digits, `_` or `-`, in your payment's extensions and every retry under it gets the first purchase's " +
+    "outcome, never a second charge); `sign-in-with-x` (body reads only: the message to sign with the paying " +
+    "wallet and send as SIGN-IN-WITH-X); `offer-receipt` (`info.offers`: one signed offer per requirement, when " +
+    "the desk signs). Sent by a desk that takes x402 payments (GET /api/status: x402Ready); see docs/settlement.md."
+)
+
+const SETTLEMENT_RETRY = retryAfter("Seconds to wait before retrying with the same payment (retryAfterSeconds)")
+
+const PAYMENT_RECEIPT = "its `extensions[\"offer-receipt\"].info.receipt` is the desk's signed receipt of the sale " +
+  "(x402 offer-receipt: the unlock URL, the paying wallet, the network, the transaction) when the desk signs"
+
+/**
+ * Response headers by the answer that carries them, which no schema can state: the edge's (src/Http/RateLimit.ts,
+ * src/Http/Failures.ts) and x402's (src/Ledger/PaymentHeaders.ts). Spelled as agents read them.
+ */
+const HEADERS_OF: Record<string, Record<string, Json>> = {
+  RateLimited: {
+    "Retry-After": retryAfter("Seconds until one request is allowed again"),
     "RateLimit": {
       description: "Remaining requests and seconds until the full quota is back",
       schema: { type: "string" }
     },
     "RateLimit-Policy": { description: "The quota: requests per window in seconds", schema: { type: "string" } }
   },
-  "500": {
+  InternalError: {
     "X-Request-Id": { description: "The same value as requestId in the body", schema: { type: "string" } }
+  },
+  Unavailable: { "Retry-After": retryAfter(`Seconds to wait before retrying (${RETRY_AFTER_SECONDS})`) },
+  SettlementUnavailable: { "Retry-After": SETTLEMENT_RETRY },
+  SettlementPending: { "Retry-After": SETTLEMENT_RETRY },
+  PaymentRequired: { "PAYMENT-REQUIRED": PAYMENT_REQUIRED },
+  PaymentInvalid: { "PAYMENT-REQUIRED": PAYMENT_REQUIRED },
+  UnlockResponse: {
+    "PAYMENT-RESPONSE": base64Json(
+      "x402 v2 settlement response, base64 JSON (`success`, `transaction`, `network`, `payer`, `amount`), on an " +
+        `unlock paid with PAYMENT-SIGNATURE that settled; ${PAYMENT_RECEIPT}. Never on a desk receipt.`
+    ),
+    "X-PAYMENT-RESPONSE": base64Json(
+      "x402 v1 settlement response, base64 JSON (`success`, `transaction`, `network`, `payer`), on an unlock " +
+        `paid with X-PAYMENT that settled; ${PAYMENT_RECEIPT}. Never on a desk receipt.`
+    )
   }
 }
 
@@ -39,12 +81,28 @@ const describeError = (spec: Spec, name: string): string | undefined => {
   return code === undefined ? component?.description : `\`${code}\`: ${component.description}`
 }
 
+/** Every route that reads the database can answer its outage: a 503 `unavailable`, beside any other 503. */
+const addDatabaseOutage = (spec: Spec, path: string, operation: Json) => {
+  if (!readsDatabase(path)) return
+  const unavailable = schemaRef(spec, Unavailable)
+  const response = operation.responses["503"]
+  const media = response?.content?.["application/json"]
+  if (media === undefined) {
+    operation.responses["503"] = { description: "", content: { "application/json": { schema: unavailable } } }
+    return
+  }
+  const members = membersOf(media.schema)
+  if (members.some((member) => refName(member) === refName(unavailable))) return
+  media.schema = { anyOf: [...members, unavailable] }
+}
+
 /** Drops the error envelopes this operation can never send, and describes each remaining status by its codes. */
 const pruneResponses = (spec: Spec, method: string, path: string, operation: Json) => {
   const dropped = (name: string) =>
     NEVER_SENT.has(name) ||
     (BODY_ERRORS.has(name) && !readsBody(method)) ||
-    (RATE_ERRORS.has(name) && !isRateLimited(method, path))
+    (RATE_ERRORS.has(name) && !isRateLimited(method, path)) ||
+    (DATABASE_ERRORS.has(name) && !readsDatabase(path))
   for (const [status, response] of Object.entries<Json>(operation.responses)) {
     const media = response.content?.["application/json"]
     if (Number(status) < 400 || media === undefined) continue
@@ -61,7 +119,22 @@ const pruneResponses = (spec: Spec, method: string, path: string, operation: Jso
       name === undefined ? [] : [describeError(spec, name) ?? name]
     )
     if (descriptions.length > 0) response.description = descriptions.join(" Or ")
-    if (RESPONSE_HEADERS[status] !== undefined) response.headers = RESPONSE_HEADERS[status]
+  }
+}
+
+/** Each response declares the headers its answers carry (HEADERS_OF); one named by two answers describes both. */
+const declareHeaders = (operation: Json) => {
+  for (const response of Object.values<Json>(operation.responses)) {
+    const headers: Record<string, Json> = {}
+    for (const member of membersOf(response.content?.["application/json"]?.schema)) {
+      for (const [name, header] of Object.entries(HEADERS_OF[refName(member) ?? ""] ?? {})) {
+        const known = headers[name]
+        headers[name] = known === undefined || known.description === header.description
+          ? header
+          : { ...known, description: `${known.description} Or ${header.description}` }
+      }
+    }
+    if (Object.keys(headers).length > 0) response.headers = headers
   }
 }
 
@@ -105,6 +178,26 @@ const dropPlaceholderIds = (value: Json): void => {
   }
 }
 
+/** Effect's titles for its own schemas (`int`, `unknown`, `maxItems(20)`): the kind, not a name anyone gave. */
+const EFFECT_TITLE = /^[a-z][A-Za-z0-9]*(\(.*\))?$/
+/** Values, not schemas: a `title` member there is data. */
+const DATA_KEYWORDS = new Set(["example", "examples", "default", "const", "enum"])
+/** Schemas by name: a member named `example` there is a schema. */
+const NAMED_SCHEMAS = new Set(["properties", "patternProperties", "$defs", "schemas"])
+
+/** Drops the titles effect's JSON Schema copies from its built-in schemas' annotations; other titles stay. */
+const dropEffectTitles = (value: Json): void => {
+  if (Array.isArray(value)) value.forEach(dropEffectTitles)
+  else if (value !== null && typeof value === "object") {
+    if (typeof value.title === "string" && EFFECT_TITLE.test(value.title)) delete value.title
+    for (const [key, member] of Object.entries<Json>(value)) {
+      if (NAMED_SCHEMAS.has(key) && member !== null && typeof member === "object") {
+        Object.values(member).forEach(dropEffectTitles)
+      } else if (!DATA_KEYWORDS.has(key)) dropEffectTitles(member)
+    }
+  }
+}
+
 /** Components no operation reaches, directly or through other components, are dropped. */
 const pruneComponents = (spec: Spec) => {
   const reached = new Set<string>()
@@ -126,8 +219,12 @@ const pruneComponents = (spec: Spec) => {
  * - the serve-level errors (invalid JSON, too large, wrong media type, rate limited, internal) are raised by the
  *   edge before routing, by the method and path rules of src/Desk/RequestRules.ts; they are declared once on the
  *   API and pruned here by those same rules, rather than restated on each endpoint where they could drift;
+ * - a database outage (503 `unavailable`) is stated on every route that reads the database, by the rule of the
+ *   same file, and only there;
  * - the platform's own decode error is never sent (src/Http/Failures.ts answers with the desk's 422 envelope);
- * - header names are spelled as agents read them (a header schema's keys are lowercase);
+ * - header names are spelled as agents read them (a header schema's keys are lowercase), and the response headers
+ *   no schema carries (Retry-After, the rate limit, x402's PAYMENT-REQUIRED and PAYMENT-RESPONSE) are declared;
+ * - effect's titles for its built-in schemas (`int`, `unknown`) say nothing and are dropped;
  * - the two 405-only routes beside the API (BesideApi.ts) have no endpoint to describe them.
  */
 export const asServed = (generated: Spec): Spec => {
@@ -135,13 +232,17 @@ export const asServed = (generated: Spec): Spec => {
   addBesideRoutes(spec)
   for (const [path, item] of Object.entries<Json>(spec.paths)) {
     for (const [method, operation] of Object.entries<Json>(item)) {
+      addDatabaseOutage(spec, path, operation)
       pruneResponses(spec, method.toUpperCase(), path, operation)
+      declareHeaders(operation)
       fixHeaders(operation)
       describeSuccess(spec, operation)
     }
   }
   pruneComponents(spec)
   dropPlaceholderIds(spec)
+  dropEffectTitles(spec.paths)
+  dropEffectTitles(spec.components)
   spec.info.description = [
     spec.info.description,
     "Standing order:",

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { openApiText } from "../../scripts/openapi.ts"
 import { DeskApi } from "../../src/Api.ts"
-import { isRateLimited, readsBody } from "../../src/Desk/RequestRules.ts"
+import { isRateLimited, readsBody, readsDatabase } from "../../src/Desk/RequestRules.ts"
 import { MAX_BODY_BYTES } from "../../src/Http/BodyGuard.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
@@ -65,6 +65,7 @@ describe("the OpenAPI document", () => {
       const statuses = Object.keys(op.responses).map(Number)
       expect(statuses.includes(429), `${method} ${path} 429`).toBe(isRateLimited(method, path))
       expect(statuses.includes(413), `${method} ${path} 413`).toBe(readsBody(method))
+      expect(codesOf(op, 503).includes("unavailable"), `${method} ${path} 503`).toBe(readsDatabase(path))
       if (readsBody(method)) expect(codesOf(op, 400), `${method} ${path}`).toContain("invalid_json")
       if (op.parameters.some((_: Json) => _.in === "query") && path.startsWith("/api/")) {
         expect(codesOf(op, 422), `${method} ${path}`).toContain("invalid_query")
@@ -83,6 +84,61 @@ describe("the OpenAPI document", () => {
     }
     expect(codesOf(doc.paths["/api/handoffs"].post, 422)).toEqual(["invalid_handoff"])
     expect(codesOf(doc.paths["/api/handoffs/{id}/unlock"].post, 422)).toContain("invalid_request")
+  })
+
+  it("declares the response headers no schema carries, on exactly the responses that carry them", () => {
+    const headers = Object.fromEntries(
+      operations().flatMap(({ method, path, op }) =>
+        Object.entries<Json>(op.responses).map(([status, response]) => [
+          `${method} ${path} ${status}`,
+          Object.keys(response.headers ?? {})
+        ])
+      )
+    )
+    for (const { method, path, op } of operations()) {
+      if (isRateLimited(method, path)) {
+        expect(headers[`${method} ${path} 429`]).toEqual(["Retry-After", "RateLimit", "RateLimit-Policy"])
+      }
+      if (readsDatabase(path)) expect(headers[`${method} ${path} 503`]).toEqual(["Retry-After"])
+      expect(headers[`${method} ${path} 500`], `${method} ${path}`).toEqual(
+        op.responses["500"].content["application/json"].schema.$ref === undefined ? [] : ["X-Request-Id"]
+      )
+    }
+    // x402 (src/Ledger/PaymentHeaders.ts): the v2 challenge on every 402, the settlement on a paid unlock's 200,
+    // Retry-After while a settlement is pending; nowhere else.
+    const x402 = Object.entries(headers).filter(([, names]) => names.some((name) => /PAYMENT/.test(name)))
+    expect(Object.fromEntries(x402)).toEqual({
+      "POST /api/handoffs/{id}/unlock 200": ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"],
+      "POST /api/handoffs/{id}/unlock 402": ["PAYMENT-REQUIRED"],
+      "GET /api/handoffs/{id}/body 402": ["PAYMENT-REQUIRED"]
+    })
+    expect(headers["POST /api/handoffs/{id}/unlock 202"]).toEqual(["Retry-After"])
+    expect(codesOf(doc.paths["/api/handoffs/{id}/unlock"].post, 503)).toEqual(["settlement_unavailable", "unavailable"])
+
+    // Each x402 extension the desk declares is named where an agent meets it (docs/settlement.md).
+    const unlock = doc.paths["/api/handoffs/{id}/unlock"].post.responses
+    const challenge = unlock["402"].headers["PAYMENT-REQUIRED"].description
+    for (const extension of ["bazaar", "payment-identifier", "sign-in-with-x", "offer-receipt"]) {
+      expect(challenge).toContain(`\`${extension}\``)
+    }
+    for (const name of ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"]) {
+      expect(unlock["200"].headers[name].description).toContain("offer-receipt")
+    }
+  })
+
+  it("titles no schema with effect's name for its kind (int, unknown)", () => {
+    const titles: Array<string> = []
+    const walk = (value: Json, at: string): void => {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${at}[${i}]`))
+      else if (value !== null && typeof value === "object") {
+        for (const [key, member] of Object.entries<Json>(value)) {
+          if (key === "title" && typeof member === "string") titles.push(`${at}: ${member}`)
+          else walk(member, `${at}/${key}`)
+        }
+      }
+    }
+    walk(doc, "")
+    expect(titles).toEqual(["/info: Handoff Desk"])
   })
 
   it("names the X-AGENT-ID and X-PAYMENT headers, required where their absence is a 401", () => {
@@ -194,6 +250,12 @@ describe("the OpenAPI document against the running desk", () => {
             body: JSON.stringify(message)
           })
         }
+        // Streamable HTTP wants both media types in Accept: a request without them is a 406.
+        yield* probe("POST /mcp request, Accept: application/json only", mcp, "/mcp", {
+          method: "POST",
+          headers: { ...rpc, accept: "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
+        })
         for (const { what, op, status, type, json } of observed) {
           const response = op.responses[String(status)]
           expect(response, `${what} answered ${status}`).toBeDefined()
