@@ -20,14 +20,14 @@ const IndexDef = Schema.Struct({ indexname: Schema.String, indexdef: Schema.Stri
 /**
  * The catalog's marker, and whether a run has written to it since it was loaded: the bench's filings (filed now,
  * so first in every newest-first listing) and identities (every receipt names one) would change what later runs
- * measure.
+ * measure. The catalog's filers are agents too (migration 0023); any other agent was written by a run.
  */
 export const loadedCatalog = (handoffs: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`SELECT obj_description('handoffs'::regclass, 'pg_class') AS marker,
       (SELECT count(*) FROM handoffs WHERE NOT is_demo) AS filings,
-      EXISTS (SELECT 1 FROM agents) AS written`
+      EXISTS (SELECT 1 FROM agents a WHERE NOT EXISTS (SELECT 1 FROM handoffs h WHERE h.filer_did = a.id)) AS written`
     const loaded = Schema.decodeUnknownSync(Loaded)(rows[0])
     return { marker: loaded.marker, untouched: loaded.filings === handoffs && !loaded.written }
   })
