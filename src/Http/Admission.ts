@@ -13,6 +13,11 @@ export interface AdmissionOptions {
   readonly active: number
   /** The client a request counts for (its rate-limit key). */
   readonly clientOf: (request: IncomingMessage) => string
+  /**
+   * How many of one client's reads may be inside at once (the edge's per-client cap, src/Http/ClientConcurrency.ts):
+   * its next ones wait here, in its line, rather than inside the app on a turn another client could use.
+   */
+  readonly perClient?: number
 }
 
 /**
@@ -66,17 +71,25 @@ const waitsItsTurn = (request: IncomingMessage) =>
  * `waitsForTurn`'s rule; everything else goes straight to `listener`.
  */
 export const admitted = (listener: RequestListener, options: AdmissionOptions): RequestListener => {
+  const perClient = options.perClient ?? Infinity
   let inside = 0
+  // Reads inside, per client that has any.
+  const insideOf = new Map<string, number>()
+  const below = (client: string) => (insideOf.get(client) ?? 0) < perClient
   // Per client, its waiting requests; a Map keeps insertion order, so the first key is the client next in turn.
   const waiting = new Map<string, Line>()
 
-  const enter = (request: IncomingMessage, response: ServerResponse) => {
+  const enter = (request: IncomingMessage, response: ServerResponse, client: string) => {
     inside++
+    insideOf.set(client, (insideOf.get(client) ?? 0) + 1)
     let done = false
     const leave = () => {
       if (done) return
       done = true
       inside--
+      const left = insideOf.get(client)! - 1
+      if (left === 0) insideOf.delete(client)
+      else insideOf.set(client, left)
       next()
     }
     // `on`, not `once`: `leave` runs its body once anyway, and once wraps each listener per request.
@@ -96,22 +109,29 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
       admitting = false
     }
   }
+  /** The first client in turn order with a read waiting and fewer than `perClient` inside. */
+  const nextInTurn = () => {
+    for (const entry of waiting) if (below(entry[0])) return entry
+    return undefined
+  }
   const admitWaiting = () => {
     while (inside < options.active && waiting.size > 0) {
-      const [client, line] = waiting.entries().next().value!
+      const turn = nextInTurn()
+      if (turn === undefined) return
+      const [client, line] = turn
       const [request, response] = line.take()
       // The client goes to the back of the turn order, or leaves it with nothing more waiting.
       waiting.delete(client)
       if (line.length > 0) waiting.set(client, line)
-      if (!response.destroyed && !request.socket.destroyed) enter(request, response)
+      if (!response.destroyed && !request.socket.destroyed) enter(request, response, client)
     }
   }
 
   return (request, response) => {
     if (!waitsItsTurn(request)) return listener(request, response)
-    // A free turn and nobody waiting: in at once, without finding out whose line it would join.
-    if (inside < options.active && waiting.size === 0) return enter(request, response)
     const client = options.clientOf(request)
+    // A free turn, nobody waiting and the client below its cap: in at once.
+    if (inside < options.active && waiting.size === 0 && below(client)) return enter(request, response, client)
     const line = waiting.get(client) ?? new Line()
     if (line.length === 0) waiting.set(client, line)
     line.push([request, response])

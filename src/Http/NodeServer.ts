@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
+import { concurrencyConfig } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { JsonParts } from "./JsonParts.ts"
 
@@ -245,7 +246,8 @@ export const layerConfig = Layer.unwrapEffect(
     const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
     const admission: AdmissionOptions = {
       active,
-      clientOf: (request) => requestClientKey(request, trusted)
+      clientOf: (request) => requestClientKey(request, trusted),
+      perClient: yield* concurrencyConfig
     }
     return NodeHttpServer.layer(() => makeServer(timeouts, log, admission), {
       port: config.port,

@@ -12,10 +12,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * A desk server whose app holds every GET under `/read/`, `/a/` or `/b/` it is handed until the test lets it
  * go (`release`) and answers any other at once; it counts how many it holds at a time and the order they came in.
  */
-const heldServer = async (active: number) => {
+const heldServer = async (active: number, perClient?: number) => {
   const server: Server = makeServer({ requestSeconds: 5 }, () => {}, {
     active,
-    clientOf: (request) => String(request.headers["x-client"] ?? "anyone")
+    clientOf: (request) => String(request.headers["x-client"] ?? "anyone"),
+    ...(perClient === undefined ? {} : { perClient })
   })
   const seen: Array<string> = []
   const held: Array<ServerResponse> = []
@@ -59,8 +60,12 @@ const heldServer = async (active: number) => {
 }
 
 /** Runs `test` against a fresh held server, closed however the test ends. */
-const withDesk = async (active: number, test: (desk: Awaited<ReturnType<typeof heldServer>>) => Promise<void>) => {
-  const desk = await heldServer(active)
+const withDesk = async (
+  active: number,
+  test: (desk: Awaited<ReturnType<typeof heldServer>>) => Promise<void>,
+  perClient?: number
+) => {
+  const desk = await heldServer(active, perClient)
   try {
     await test(desk)
   } finally {
@@ -116,6 +121,24 @@ describe("admission of reads into the app", () => {
       await Promise.all(answers)
       expect(desk.seen).toEqual(["/a/1", "/a/2", "/b/1", "/a/3", "/a/4", "/a/5"])
     }))
+
+  it("lets one client have at most its cap of reads inside; the rest wait in its line, not on others' turns", () =>
+    withDesk(4, async (desk) => {
+      const answers = [1, 2, 3, 4, 5].map((n) => desk.get(`/a/${n}`, "a"))
+      await until(() => desk.heldCount() === 2)
+      await sleep(100)
+      // Two turns are free, but not for a: b's read takes one of them at once.
+      expect(desk.seen).toEqual(["/a/1", "/a/2"])
+      answers.push(desk.get("/b/1", "b"))
+      await until(() => desk.heldCount() === 3)
+      expect(desk.seen).toEqual(["/a/1", "/a/2", "/b/1"])
+      for (let answered = 0; answered < 6; answered++) {
+        await until(() => desk.heldCount() > 0)
+        desk.release()
+      }
+      expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200])
+      expect(desk.seen).toEqual(["/a/1", "/a/2", "/b/1", "/a/3", "/a/4", "/a/5"])
+    }, 2))
 
   it("ends a turn when the app ends its answer, not when a client that never reads has read it", () =>
     withDesk(1, async (desk) => {
