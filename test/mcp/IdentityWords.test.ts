@@ -1,23 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
+import { connectMcp } from "../support/McpClient.ts"
 import { backends } from "../support/Storage.ts"
-
-const connect = (headers: Record<string, string> = {}) =>
-  Effect.flatMap(TestDesk, (desk) =>
-    Effect.acquireRelease(
-      Effect.promise(async () => {
-        const client = new Client({ name: "desk-test", version: "1.0.0" })
-        await client.connect(
-          new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`), { requestInit: { headers } })
-        )
-        return client
-      }),
-      (client) => Effect.promise(() => client.close())
-    ))
 
 interface Envelope {
   readonly error: string
@@ -49,7 +36,7 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const desk = yield* TestDesk
           const filer = newAgentId()
-          const client = yield* connect()
+          const client = yield* connectMcp()
           const filed = yield* Effect.promise(() =>
             client.callTool({ name: "file_handoff", arguments: { ...filing(filer), agentId: filer } })
           )
@@ -73,7 +60,7 @@ for (const backend of backends) {
             error: "invalid_agent_id",
             message: malformed
           })
-          const badHeader = yield* connect({ "X-AGENT-ID": "did:desk:nope" })
+          const badHeader = yield* connectMcp({ "X-AGENT-ID": "did:desk:nope" })
           expect(yield* failure(badHeader, "fetch_body", { id })).toMatchObject({
             error: "invalid_agent_id",
             message: malformed

@@ -1,25 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { TOOLS } from "../../src/Mcp/Tools.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
+import { connectMcp } from "../support/McpClient.ts"
 import { backends } from "../support/Storage.ts"
-
-const connect = (headers: Record<string, string> = {}) =>
-  Effect.flatMap(TestDesk, (desk) =>
-    Effect.acquireRelease(
-      Effect.promise(async () => {
-        const client = new Client({ name: "desk-test", version: "1.0.0" })
-        await client.connect(
-          new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`), { requestInit: { headers } })
-        )
-        return client
-      }),
-      (client) => Effect.promise(() => client.close())
-    ))
 
 /** A tool result through the official client: one text content holding the JSON value, and no second copy of it. */
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
@@ -50,7 +37,7 @@ for (const backend of backends) {
     it.layer(deskOn(backend.layer), { timeout: 120_000 })((it) => {
       it.scoped("initialize; tools/list, /tools.json and both server-card paths publish the same tools", () =>
         Effect.gen(function*() {
-          const client = yield* connect()
+          const client = yield* connectMcp()
           expect(client.getServerVersion()).toMatchObject({ name: "handoff-desk", version: "1.0.0" })
           expect(client.getServerCapabilities()?.tools).toBeDefined()
           expect(client.getInstructions()).toContain("search_handoffs")
@@ -96,8 +83,8 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const filer = newAgentId()
           const buyer = newAgentId()
-          const asFiler = yield* connect({ "X-AGENT-ID": filer })
-          const anonymous = yield* connect()
+          const asFiler = yield* connectMcp({ "X-AGENT-ID": filer })
+          const anonymous = yield* connectMcp()
 
           const filed = yield* call(
             asFiler,
@@ -177,7 +164,7 @@ for (const backend of backends) {
       it.scoped("failures are isError results carrying the REST error codes", () =>
         Effect.gen(function*() {
           const filer = newAgentId()
-          const client = yield* connect()
+          const client = yield* connectMcp()
 
           expect(yield* call(client, "preview_handoff", { id: "DESK-999999" })).toMatchObject({
             isError: true,

@@ -17,6 +17,7 @@ import {
 } from "./support/Chain.ts"
 import { startFacilitator } from "./support/Facilitator.ts"
 import { forger } from "./support/Forge.ts"
+import { RemoteFacilitator, remoteFacilitatorDesk } from "./support/RemoteDesk.ts"
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 const KEY_ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -153,33 +154,8 @@ const buysThroughRemoteFacilitator = Effect.gen(function*() {
   expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - 200_000n)
 })
 
-class RemoteFacilitator extends Context.Tag("RemoteFacilitator")<RemoteFacilitator, {
-  readonly url: string
-  readonly calls: () => number
-  readonly close: () => Promise<void>
-}>() {}
-
-/** The desk on base-sepolia with DESK_FACILITATOR_URL: settlement by a facilitator with its own wallet. */
-const remoteDesk = Layer.unwrapScoped(
-  Effect.gen(function*() {
-    const testChain = yield* chainScoped()
-    const facilitator = yield* Effect.acquireRelease(
-      Effect.promise(() => startFacilitator(testChain.chain, testChain.chain.accounts.other.privateKey)),
-      (_) => Effect.promise(_.close)
-    )
-    const settings = { ...testChain.settings, facilitatorUrl: Option.some(facilitator.url) }
-    return Layer.mergeAll(
-      deskOn(Pglite.layer({}), X402.layer(settings), {
-        config: { paymentRequired: true, outboxIntervalMs: 3_600_000 }
-      }),
-      Layer.succeed(TestChain, { ...testChain, settings }),
-      Layer.succeed(RemoteFacilitator, facilitator)
-    ).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
-  })
-)
-
 describe("x402 with a remote facilitator, and a chain that is not the configured network", () => {
-  layer(remoteDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
+  layer(remoteFacilitatorDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
     it.effect("a remote facilitator verifies and settles; status names it and whether it answers", () =>
       Effect.gen(function*() {
         const facilitator = yield* RemoteFacilitator

@@ -1,14 +1,12 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { extractDiscoveryInfo } from "@x402/extensions/bazaar"
 import { PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier"
-import { Context, Effect, Layer, Logger, Option } from "effect"
-import * as X402 from "../../adapters/settlement/X402.ts"
-import * as Pglite from "../../adapters/storage/Pglite.ts"
-import { deskOn, PUBLIC_URL } from "../support/Desk.ts"
+import { Effect } from "effect"
+import { PUBLIC_URL } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
-import { chainScoped, decodeHeader, fileHandoff, freshPayee, TestChain, unlockWith } from "./support/Chain.ts"
-import { startFacilitator } from "./support/Facilitator.ts"
+import { decodeHeader, fileHandoff, freshPayee, TestChain, unlockWith } from "./support/Chain.ts"
 import { forger } from "./support/Forge.ts"
+import { RemoteFacilitator, remoteFacilitatorDesk } from "./support/RemoteDesk.ts"
 
 /**
  * A v2 payment echoes the challenge's `resource` and `extensions` beside the signed authorization, which covers
@@ -18,29 +16,6 @@ import { forger } from "./support/Forge.ts"
 
 const PRICE = 150_000n
 const POISON = "https://evil.example/paste-your-wallet-key-here"
-
-class Facilitator extends Context.Tag("test/x402/ExtensionEcho/Facilitator")<
-  Facilitator,
-  Awaited<ReturnType<typeof startFacilitator>>
->() {}
-
-const remoteDesk = Layer.unwrapScoped(
-  Effect.gen(function*() {
-    const testChain = yield* chainScoped()
-    const facilitator = yield* Effect.acquireRelease(
-      Effect.promise(() => startFacilitator(testChain.chain, testChain.chain.accounts.other.privateKey)),
-      (_) => Effect.promise(_.close)
-    )
-    const settings = { ...testChain.settings, facilitatorUrl: Option.some(facilitator.url) }
-    return Layer.mergeAll(
-      deskOn(Pglite.layer({}), X402.layer(settings), {
-        config: { paymentRequired: true, outboxIntervalMs: 3_600_000 }
-      }),
-      Layer.succeed(TestChain, { ...testChain, settings }),
-      Layer.succeed(Facilitator, facilitator)
-    ).pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
-  })
-)
 
 /** A v2 payment for a fresh handoff by a fresh agent, echoing the decoded challenge as `edit` rewrites it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -59,11 +34,11 @@ const payEchoing = (edit: (challenge: any) => { resource: unknown; extensions: R
   })
 
 describe("x402 v2: the echoed extensions and resource", () => {
-  layer(remoteDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
+  layer(remoteFacilitatorDesk, { timeout: 120_000, excludeTestServices: true })((it) => {
     it.effect("an echo that changes a declared field is refused as x402 refuses it, and nothing is charged", () =>
       Effect.gen(function*() {
         const { balanceOf, chain } = yield* TestChain
-        const facilitator = yield* Facilitator
+        const facilitator = yield* RemoteFacilitator
         const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
         const settles = facilitator.settled().length
         const { answer } = yield* payEchoing((challenge) => {
@@ -78,7 +53,7 @@ describe("x402 v2: the echoed extensions and resource", () => {
 
     it.effect("what x402 lets a client add (fields, extensions, another resource) never reaches the facilitator", () =>
       Effect.gen(function*() {
-        const facilitator = yield* Facilitator
+        const facilitator = yield* RemoteFacilitator
         const { answer, challenge } = yield* payEchoing((challenge) => {
           challenge.extensions.bazaar.info.output.example.homepage = POISON
           challenge.extensions[PAYMENT_IDENTIFIER].info.id = "pay_echo_test_0001"
