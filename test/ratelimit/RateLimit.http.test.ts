@@ -43,7 +43,11 @@ const send = (path: string, init: { method?: string; forwardedFor?: string } = {
       if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
       const response = await fetch(`http://127.0.0.1:${address.port}${path}`, {
         method: init.method ?? "GET",
-        headers: init.forwardedFor === undefined ? {} : { "x-forwarded-for": init.forwardedFor }
+        headers: {
+          ...(init.forwardedFor === undefined ? {} : { "x-forwarded-for": init.forwardedFor }),
+          ...(init.method === "POST" ? { "content-type": "application/json" } : {})
+        },
+        ...(init.method === "POST" ? { body: "{}" } : {})
       })
       return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) }
     })
@@ -117,10 +121,10 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
         send("/api/slow", { forwardedFor: "192.0.2.8" })
       ], { concurrency: "unbounded" }))
       while (slowArrived < 2) yield* Effect.sleep("10 millis")
-      const waiting = yield* Effect.fork(send("/api/things", { forwardedFor: "192.0.2.8" }))
+      const waiting = yield* Effect.fork(send("/mcp", { method: "POST", forwardedFor: "192.0.2.8" }))
       yield* Effect.sleep("200 millis")
       // Its line holds one: the next is refused, before the budget is touched (no rate-limit headers).
-      const busy = yield* send("/api/things", { forwardedFor: "192.0.2.8" })
+      const busy = yield* send("/mcp", { method: "POST", forwardedFor: "192.0.2.8" })
       expect(busy.status).toBe(429)
       expect(busy.headers.get("retry-after")).toBe("1")
       expect(busy.headers.get("ratelimit")).toBeNull()
@@ -130,6 +134,8 @@ layer(Desk(["::ffff:127.0.0.1"]), { excludeTestServices: true })("behind a trust
         message: expect.stringContaining("2 requests in progress, the most one client may have at once, and 1 more")
       })
       expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+      // A read past the cap waits for its turn before the app (src/Http/Admission.ts), never in the line here.
+      expect((yield* send("/api/things", { forwardedFor: "192.0.2.8" })).status).toBe(429)
       // Another client, even one of the same IPv4 /24, is not held up.
       expect((yield* send("/api/things", { forwardedFor: "192.0.2.9" })).status).toBe(200)
       yield* Deferred.succeed(gate, undefined)
