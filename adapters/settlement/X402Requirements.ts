@@ -48,6 +48,13 @@ export const toV2 = (settings: X402Settings, requirement: PaymentRequirementsV1)
   extra: requirement.extra ?? {}
 })
 
+/** The v2 `resource` of a requirement: the unlock's URL, description and media type. */
+const resourceOf = (requirement: PaymentRequirementsV1 | undefined): PaymentRequiredV2["resource"] => ({
+  url: requirement?.resource ?? "",
+  description: requirement?.description ?? "",
+  mimeType: requirement?.mimeType ?? "application/json"
+})
+
 export const paymentRequiredV2 = (
   settings: X402Settings,
   accepts: ReadonlyArray<PaymentRequirementsV1>,
@@ -56,11 +63,7 @@ export const paymentRequiredV2 = (
 ): PaymentRequiredV2 => ({
   x402Version: 2,
   ...(error === undefined ? {} : { error }),
-  resource: {
-    url: accepts[0]?.resource ?? "",
-    description: accepts[0]?.description ?? "",
-    mimeType: accepts[0]?.mimeType ?? "application/json"
-  },
+  resource: resourceOf(accepts[0]),
   accepts: accepts.map((_) => toV2(settings, _)),
   extensions: { ...CHALLENGE_EXTENSIONS, ...extensions }
 })
@@ -184,8 +187,7 @@ export const checkPayment = (
       yield* acceptedMismatch(decoded.accepted, ours)
       yield* echoMismatch(decoded)
       paymentId = yield* paymentIdOf(decoded)
-      const { resource } = paymentRequiredV2(settings, [v1], undefined)
-      payment = { x402Version: 2, payload: forwarded(decoded, resource), requirements: ours }
+      payment = { x402Version: 2, payload: forwarded(decoded, resourceOf(v1)), requirements: ours }
     }
     const { authorization } = decoded.payload
     const validBefore = BigInt(authorization.validBefore)

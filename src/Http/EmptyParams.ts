@@ -18,7 +18,8 @@ export const withoutEmptyParams = (url: string): string => {
 /**
  * An empty query parameter is one not sent: the discover echo names unset text values `""`, and a form sends
  * its empty fields, so sending either back searches as if they were left out rather than failing on `q: must
- * not be empty`. The app sees the request with such parameters removed.
+ * not be empty`. The app sees the request with such parameters removed. For reads only: a request with a body
+ * reads no query parameters, and the body guard hands the app a request of its own (src/Http/Edge.ts).
  */
 export const emptyParamsLeftOut = <A, E, R>(
   request: HttpServerRequest.HttpServerRequest,
