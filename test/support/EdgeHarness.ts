@@ -11,7 +11,7 @@ import { RateLimiter, type RatePolicy, type RateStore } from "../../src/RateLimi
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Counts every call into the real ClientConcurrency, so a test can check they balance once all is quiet. */
-export const instrumented = (cap: number, line?: number) => {
+const instrumented = (cap: number, line?: number) => {
   const inner = make(cap, line)
   const counts = { entered: 0, refused: 0, left: 0, joined: 0, abandoned: 0 }
   const outer: ReturnType<typeof make> = {
@@ -47,15 +47,13 @@ export const instrumented = (cap: number, line?: number) => {
 }
 
 /** A store that answers like memory, `delayMs` late and never at once: as Redis over a link does. */
-export const slowStore = (delayMs: number) =>
+const slowStore = (delayMs: number) =>
   Effect.map(MemoryRateStore.make, (memory): RateStore => ({
     take: (key, limit, windowMicros) =>
       Effect.zipRight(Effect.sleep(delayMs), Effect.sync(() => memory.takeNow!(key, limit, windowMicros)))
   }))
 
-export const held: Array<() => void> = []
-
-export const app = HttpRouter.empty.pipe(
+const app = HttpRouter.empty.pipe(
   HttpRouter.get("/api/quick", HttpServerResponse.json({ ok: true })),
   HttpRouter.get(
     "/api/sleep",
@@ -66,12 +64,6 @@ export const app = HttpRouter.empty.pipe(
     })
   ),
   HttpRouter.get("/api/broken", Effect.die("boom")),
-  HttpRouter.get(
-    "/api/echo",
-    Effect.map(HttpServerRequest.HttpServerRequest, (r) => r.url).pipe(
-      Effect.flatMap((url) => HttpServerResponse.json({ url }))
-    )
-  ),
   HttpRouter.post(
     "/api/post",
     Effect.gen(function*() {
@@ -91,7 +83,7 @@ export const app = HttpRouter.empty.pipe(
   )
 )
 
-export interface HarnessOptions {
+interface HarnessOptions {
   readonly cap: number
   readonly line?: number
   /** Admission in front (as the desk's server has): at most `active` reads inside, `cap` per client. */
@@ -150,7 +142,6 @@ export const harness = async (options: HarnessOptions) => {
     close: () => runtime.dispose()
   }
 }
-export type Harness = Awaited<ReturnType<typeof harness>>
 
 /** A slow-store rate limiter layer (no takeNow), as with REDIS_URL. */
 export const slowLimiter = (delayMs: number, policy: RatePolicy = { limit: 1_000_000, windowSeconds: 60 }) =>
