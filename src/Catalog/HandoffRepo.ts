@@ -122,8 +122,8 @@ const make = Effect.gen(function*() {
   const findSealed = together((seqs: ReadonlyArray<number>) => Effect.map(findSealeds(seqs), bySeq))
 
   /**
-   * For each (handoff, reader) asked, the handoff's sealed fields with its body when the reader may read it (its
-   * filer, or a holder of a receipt for it), else with a null body, and whether the reader reads only by signing
+   * For each (handoff, reader) asked, the handoff's sealed fields with its body when the reader holds a receipt for
+   * it, else with a null body (the filer too: its id is public on every preview, and knowing an id is using it), and whether the reader reads only by signing
    * in: the checks and the read in one statement. Each row names the reader it was read for.
    */
   const findSealedsFor = SqlSchema.findAll({
@@ -131,7 +131,7 @@ const make = Effect.gen(function*() {
     Result: Schema.Struct({ ...SealedWithBody.fields, reader: Schema.String }),
     execute: ({ readers, seqs }) =>
       sql`/* prepared */ SELECT h.seq, h.title, h.teaser, h.filer_did, h.price_micro, h.is_demo, h.hash, q.reader,
-          CASE WHEN h.filer_did = q.reader OR EXISTS (SELECT 1 FROM receipts r
+          CASE WHEN EXISTS (SELECT 1 FROM receipts r
             WHERE r.handoff_seq = h.seq AND r.payer = q.reader) THEN h.body END AS body,
           coalesce((SELECT a.require_sign_in FROM agents a WHERE a.id = q.reader), false) AS reader_requires_sign_in
         FROM unnest(${seqs}::bigint[], ${readers}::text[]) AS q(seq, reader) JOIN handoffs h ON h.seq = q.seq`

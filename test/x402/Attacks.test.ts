@@ -203,6 +203,22 @@ for (const backend of backends) {
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
           yield* expectAuditPasses
         }))
+
+      it.effect("the filer's id, public on every preview, reads no body without paying: not the body, not a free unlock", () =>
+        Effect.gen(function*() {
+          const { chain } = yield* TestChain
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const preview = yield* send(`/api/handoffs/${id}`)
+          const posing = preview.json.filerDid as string
+          const body = yield* send(`/api/handoffs/${id}/body`, { agent: posing })
+          expect(body.status).toBe(402)
+          expect(body.json).toMatchObject({ ok: false, error: "payment_required" })
+          expect(body.json).not.toHaveProperty("body")
+          const unlock = yield* unlockWith(id, posing)
+          expect(unlock.status).toBe(402)
+          expect(yield* receiptsOf(posing)).toEqual([])
+          expect((yield* send(`/api/handoffs/${id}/body`, { agent: posing })).status).toBe(402)
+        }))
     })
   })
 }
