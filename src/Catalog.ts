@@ -170,13 +170,14 @@ const make = Effect.gen(function*() {
    * short to fit the listing budget. Deep pages are read one at a time (src/Catalog/DeepPages.ts).
    */
   const discover = fn("Catalog.discover")(function*(query: CatalogQuery) {
-    const { rows, total } = yield* deepPages(query, repo.search(query))
+    const { match, rows, total } = yield* deepPages(query, repo.search(query))
     const { items, omitted } = fitListing(rows.map(toPreview))
     return {
       total,
       page: query.page,
       limit: query.limit,
       pages: pagesOf(total, query.limit),
+      match: query.q === "" ? null : match,
       items,
       ...itemsOmitted(omitted)
     }

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { BROADENED_WORDS, TEXT_MATCHES } from "../Domain/Discover.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { LISTING_MAX_BYTES } from "./ListingBudget.ts"
 import { TAG_LISTING_MAX } from "./TagsInUse.ts"
@@ -15,6 +16,15 @@ export const QueryEcho = Schema.Struct({
   vendorNote: Schema.String,
   page: Schema.Int,
   limit: Schema.Int
+})
+
+/** How `q` matched (src/Catalog/Search.ts): null without one. */
+export const TextMatchField = Schema.NullOr(Schema.Literal(...TEXT_MATCHES)).annotations({
+  description: "How the text query q matched; null without q. `exact`: every word as written (stemmed: " +
+    "\"caches\" finds \"cache\"), with websearch syntax (\"a phrase\", or, -word). A query that matches nothing " +
+    "that way, and uses no such syntax, is broadened: `prefix`, every word as the start of a word (\"postgres " +
+    "slow\" finds \"PostgreSQL ... slower\"); then `any`, at least one of its words as the start of a word, " +
+    `those holding more of them first (the first ${BROADENED_WORDS} words are looked for).`
 })
 
 /** Present only on a page cut short; see fitListing. */
@@ -39,6 +49,7 @@ export const DiscoverResponse = Schema.Struct({
   page: Schema.Int,
   limit: Schema.Int,
   pages: Schema.Int,
+  match: TextMatchField,
   query: QueryEcho,
   reconstructNote: Schema.String,
   next: Schema.NullOr(Schema.String).annotations({ description: "Path of the following page; null on the last page" }),
@@ -52,6 +63,7 @@ export const CatalogResponse = Schema.Struct({
   page: Schema.Int,
   limit: Schema.Int,
   pages: Schema.Int,
+  match: TextMatchField,
   tags: Schema.Array(Schema.String).annotations({
     description: `The tags in use, most used first: at most ${TAG_LISTING_MAX} (tagCount says how many there are)`
   }),

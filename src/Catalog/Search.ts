@@ -1,7 +1,7 @@
 import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
-import type { CatalogQuery } from "../Domain/Discover.ts"
+import { BROADENED_WORDS, type CatalogQuery, TEXT_MATCHES, type TextMatch } from "../Domain/Discover.ts"
 import { pageWithOnePast } from "../Domain/Paging.ts"
 import { plannedRows } from "../PlannedRows.ts"
 import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, previewJson } from "./HandoffRow.ts"
@@ -43,10 +43,31 @@ export interface SearchResult {
   readonly totalIsEstimate: boolean
 }
 
-const filters = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
+/** websearch_to_tsquery's operators: a query that uses one means it as written, and is not broadened. */
+const OPERATORS = /"|(?:^|\s)-|(?:^|\s)or(?:\s|$)/iu
+
+/** The distinct words of a query, as letters, marks and digits: nothing to_tsquery could read as an operator. */
+const wordsOf = (q: string) => [...new Set(q.toLowerCase().match(/[\p{L}\p{M}\p{N}]+/gu) ?? [])]
+
+/** The matches a text query tries, in order, until one finds a handoff. */
+export const matchesFor = (q: string): readonly [TextMatch, ...Array<TextMatch>] => {
+  if (q === "" || OPERATORS.test(q)) return ["exact"]
+  const words = wordsOf(q).length
+  return words === 0 ? ["exact"] : words === 1 ? ["exact", "prefix"] : [...TEXT_MATCHES]
+}
+
+const textQuery = (sql: SqlClient.SqlClient, q: string, match: TextMatch) => {
+  if (match === "exact") return sql`websearch_to_tsquery('english', ${q})`
+  // to_tsquery stems each word as the index did ('slower:*' looks for 'slower', 'slow:*' finds it) and drops
+  // stop words; words hold no operator, so the text it reads is always valid.
+  const words = wordsOf(q).slice(0, BROADENED_WORDS).map((word) => `${word}:*`)
+  return sql`to_tsquery('english', ${words.join(match === "prefix" ? " & " : " | ")})`
+}
+
+const filters = (sql: SqlClient.SqlClient, query: CatalogQuery, match: TextMatch) => {
   const clauses = []
   if (!query.includeDemo) clauses.push(sql`NOT is_demo`)
-  if (query.q !== "") clauses.push(sql`search @@ websearch_to_tsquery('english', ${query.q})`)
+  if (query.q !== "") clauses.push(sql`search @@ ${textQuery(sql, query.q, match)}`)
   if (query.tag !== "") clauses.push(sql`tags @> ARRAY[${query.tag}]::text[]`)
   if (query.maxPrice !== null) clauses.push(sql`price_micro <= ${query.maxPrice}`)
   if (query.minSavings !== null) clauses.push(sql`savings_micro >= ${query.minSavings}`)
@@ -57,20 +78,21 @@ const filters = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
 }
 
 /** The rows of a listing in its sort's order, each order an index's (migration 0007): `h` is the handoff. */
-export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
+export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery, match: TextMatch = "exact") => {
+  const where = filters(sql, query, match)
   switch (query.sort) {
     case "relevance":
     case "recent":
-      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.filed_at DESC, h.seq DESC`
+      return sql`FROM handoffs h WHERE ${where} ORDER BY h.filed_at DESC, h.seq DESC`
     case "savings":
-      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.savings_micro DESC, h.seq DESC`
+      return sql`FROM handoffs h WHERE ${where} ORDER BY h.savings_micro DESC, h.seq DESC`
     case "price":
-      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.price_micro ASC, h.seq DESC`
+      return sql`FROM handoffs h WHERE ${where} ORDER BY h.price_micro ASC, h.seq DESC`
     case "reconstruct":
-      return sql`FROM handoffs h WHERE ${filters(sql, query)} ORDER BY h.reconstruct_micro DESC, h.seq DESC`
+      return sql`FROM handoffs h WHERE ${where} ORDER BY h.reconstruct_micro DESC, h.seq DESC`
     case "popular":
       // handoff_sales mirrors purchases with an index of its own.
-      return sql`FROM handoffs h JOIN handoff_sales s ON s.handoff_seq = h.seq WHERE ${filters(sql, query)}
+      return sql`FROM handoffs h JOIN handoff_sales s ON s.handoff_seq = h.seq WHERE ${where}
         ORDER BY s.sales DESC, s.handoff_seq DESC`
   }
 }
@@ -135,9 +157,9 @@ const Total = Schema.Struct({ total: DbInt })
  *   statement, exactly up to `exactUpTo` matches.
  * One row past the page is read, so a following page is never hidden by an estimate that is too low.
  */
-export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits = COUNT_LIMITS) =>
+const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits, match: TextMatch) =>
   Effect.gen(function*() {
-    const where = filters(sql, query)
+    const where = filters(sql, query, match)
     const { offset, page } = paging(sql, query)
     const columns = previewColumns(sql)
     const capped = (cap: number) =>
@@ -181,12 +203,12 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: HandoffRowWithTotal,
-        execute: () => textPage(sql, query, where, cap, limits)
+        execute: () => textPage(sql, query, match, cap, limits)
       })(undefined)
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
     }
-    const ordered = sql`${orderedRows(sql, query)} ${page}`
+    const ordered = sql`${orderedRows(sql, query, match)} ${page}`
     if (planned > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
@@ -203,6 +225,24 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
     const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.exactUpTo)
     const { estimated, total: reported } = exactOrNot(total, planned)
     return result(rows, reported, estimated)
+  })
+
+/**
+ * One page of a catalog search (`searchAs`), with how its text matched: a text query that matches nothing as
+ * written is tried again broadened (`matchesFor`), and the first way that finds a handoff gives the page. A
+ * query's way is the same for each of its pages: it depends on whether any handoff matches, not on the page.
+ */
+export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits = COUNT_LIMITS) =>
+  Effect.gen(function*() {
+    const [first, ...broader] = matchesFor(query.q)
+    let match = first
+    let found = yield* searchAs(sql, query, limits, match)
+    for (const next of broader) {
+      if (found.total > 0) break
+      match = next
+      found = yield* searchAs(sql, query, limits, match)
+    }
+    return { ...found, match }
   })
 
 /**
@@ -227,10 +267,11 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
 const textPage = (
   sql: SqlClient.SqlClient,
   query: CatalogQuery,
-  where: ReturnType<typeof filters>,
+  match: TextMatch,
   cap: number,
   limits: CountLimits
 ) => {
+  const where = filters(sql, query, match)
   const { offset, page } = paging(sql, query)
   const wanted = offset + query.limit + 1
   const held = Math.max(limits.heldUpTo, cap)
@@ -239,7 +280,7 @@ const textPage = (
   // Both orders are a key descending, then seq descending; candidates keep the column their key needs, which
   // matches carry beside the date every broad listing orders by.
   const [kept, key, carried] = query.sort === "relevance"
-    ? [sql`search`, sql`ts_rank_cd(search, websearch_to_tsquery('english', ${query.q}))`, sql`, search`]
+    ? [sql`search`, sql`ts_rank_cd(search, ${textQuery(sql, query.q, match)})`, sql`, search`]
     : [sql`filed_at`, sql`filed_at`, sql``]
   return sql`WITH matches AS MATERIALIZED (
       SELECT seq, filed_at${carried} FROM handoffs WHERE ${where} LIMIT ${held + 1}

@@ -1,4 +1,4 @@
-import type { CatalogQuery, Sort } from "../Domain/Discover.ts"
+import type { CatalogQuery, Sort, TextMatch } from "../Domain/Discover.ts"
 import { SORTS } from "../Domain/Discover.ts"
 import type { Issue } from "../Domain/Errors.ts"
 import { toUsd } from "../Domain/Money.ts"
@@ -12,6 +12,8 @@ export interface CatalogView {
   readonly pages: number
   readonly total: number
   readonly items: ReadonlyArray<Preview>
+  /** How the search text matched (src/Catalog/Search.ts): a broadened search says so above its results. */
+  readonly match: TextMatch | null
   /** Offered as suggestions in the tag field. */
   readonly tags: ReadonlyArray<string>
 }
@@ -57,6 +59,16 @@ const heading = (view: CatalogView) => {
     query.maxPrice === null ? "" : ` at most ${usd(toUsd(query.maxPrice))}`
   ]
   return `${count}${filters.join("")}`
+}
+
+const BROADENED: Partial<Record<TextMatch, string>> = {
+  prefix: "No handoff holds every word as written: these hold words that start with yours.",
+  any: "No handoff holds all of your words: these hold some of them, the most first."
+}
+
+const broadened = (view: CatalogView) => {
+  const note = view.match === null ? undefined : BROADENED[view.match]
+  return note === undefined || view.items.length === 0 ? "" : `<p class="muted">${note}</p>\n`
 }
 
 const pager = (view: CatalogView) => {
@@ -111,7 +123,7 @@ export const catalogPage = (view: CatalogView): string => {
 failed approaches and the recommended next actions. Other agents search before they start and pay to unlock.</p>
 ${filterForm(view)}
 <h2 id="results">${heading(view)}</h2>
-${
+${broadened(view)}${
     view.items.length === 0
       ? `<p>Nothing matches yet. Agents can file one for free: see <a href="/starter.md">the starter</a>.</p>`
       : `<ol class="results" aria-labelledby="results">\n${view.items.map(item).join("\n")}\n</ol>`

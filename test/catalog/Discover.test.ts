@@ -114,6 +114,60 @@ for (const backend of backends) {
           expect(ids(phrase.json)).toEqual([filed[4]])
         }))
 
+      it.effect("a query that matches nothing as written is broadened, words as prefixes then any word; match says so", () =>
+        Effect.gen(function*() {
+          const search = (q: string, route = "/api/discover") => get(`${route}?q=${encodeURIComponent(q)}`)
+          const exact = yield* search("postgresql vacuum stall")
+          expect([ids(exact.json), exact.json.match]).toEqual([[filed[1]], "exact"])
+          // "postgre" and "vacu" are no words of the catalog, but the start of some.
+          const prefix = yield* search("Postgre vacu")
+          expect([ids(prefix.json), prefix.json.match, prefix.json.total]).toEqual([[filed[1]], "prefix", 1])
+          const listing = yield* search("postgre vacu", "/api/handoffs")
+          expect([ids(listing.json), listing.json.match]).toEqual([[filed[1]], "prefix"])
+          // No handoff holds both words: those that hold either, the one holding it twice (title and tag) first.
+          const any = yield* search("kafka kubernetes")
+          expect(any.json.match).toBe("any")
+          expect(new Set(ids(any.json))).toEqual(new Set([filed[0], filed[2], filed[4], filed[5]]))
+          const some = yield* search("kafk zzqx")
+          expect([ids(some.json), some.json.match]).toEqual([[filed[4]], "any"])
+          // The same page a second time is found the same way; a second page too.
+          const second = yield* search("kafka kubernetes&limit=2&page=2")
+          expect(second.json.match).toBe("any")
+          expect(new Set([...ids(second.json), ...ids((yield* search("kafka kubernetes&limit=2")).json)])).toEqual(
+            new Set(ids(any.json))
+          )
+          // websearch syntax is meant as written: a phrase, `or` and `-word` are never broadened.
+          for (const meant of ["\"kafka kubernetes\"", "kafk or zzqx", "kafk -zzqx"]) {
+            const answer = yield* search(meant)
+            expect([answer.status, answer.json.match, answer.json.total], meant).toEqual([200, "exact", 0])
+          }
+          // Nothing found: the broadest way tried; no q: null.
+          expect((yield* search("zzqx")).json).toMatchObject({ match: "prefix", total: 0, items: [] })
+          expect((yield* search("zzqx yyqx")).json).toMatchObject({ match: "any", total: 0, items: [] })
+          expect((yield* get("/api/discover?tag=kafka")).json.match).toBeNull()
+          // Words to_tsquery could misread are only letters, marks and digits; stop words alone find nothing.
+          for (const odd of ["ß ﬁ 中文 ’s x402 ١٢٣ e\u0301", "the of and", "a:* & b | !c <-> d", "(((", "kafk\\"]) {
+            const answer = yield* search(odd)
+            expect(answer.status, odd).toBe(200)
+          }
+          expect(ids((yield* search("a:* & kafk | !c <-> (")).json)).toEqual([filed[4]])
+        }))
+
+      it.effect("the catalog page says when a search was broadened", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const page = (q: string) =>
+            Effect.promise(() =>
+              desk.request(`/?q=${encodeURIComponent(q)}`, { headers: { accept: "text/html" } }).then((response) =>
+                response.text()
+              )
+            )
+          expect(yield* page("postgre vacu")).toContain("No handoff holds every word as written")
+          expect(yield* page("kafka kubernetes")).toContain("No handoff holds all of your words")
+          const exact = yield* page("postgresql vacuum")
+          expect(exact).not.toContain("No handoff holds")
+        }))
+
       it.effect("filters: tag, maxPrice, minSavings, minReconstruct, since, vendor", () =>
         Effect.gen(function*() {
           expect(new Set(ids((yield* get("/api/discover?tag=NETWORKING")).json))).toEqual(new Set([filed[0], filed[4]]))
