@@ -19,6 +19,12 @@ export const statementTimeoutConfig = Config.integer("DESK_STATEMENT_TIMEOUT_MS"
 )
 
 /**
+ * How long past the statement timeout the desk waits for PostgreSQL's answer (its cancellation, at the latest)
+ * before it takes the server or the link to be silent and gives the statement up.
+ */
+export const SILENT_GRACE_MS = 2_000
+
+/**
  * Whether PostgreSQL keeps the desk's hot statements prepared on each connection (PREPARED). Behind a
  * pooler that hands one client's statements to several server connections (PgBouncer in transaction mode before
  * 1.21, or without max_prepared_statements), set it to false.

@@ -1,9 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { SqlError } from "@effect/sql/SqlError"
 import { Config, Duration, Effect, Layer, Predicate, Redacted } from "effect"
+import pg from "pg"
 import { StartupError } from "../../src/Domain/StartupError.ts"
-import { poolSizeConfig, preparedStatementsConfig, statementTimeoutConfig } from "../../src/Storage.ts"
+import { poolSizeConfig, preparedStatementsConfig, SILENT_GRACE_MS, statementTimeoutConfig } from "../../src/Storage.ts"
 import { preparingClient, statementNames } from "./PreparedStatements.ts"
+import { readDeadlineClient } from "./ReadDeadline.ts"
 import { quiet, SettledPool } from "./SettledPool.ts"
 
 /** What an operator needs to read a connection failure: never the password. */
@@ -72,11 +74,19 @@ export const withStatementTimeout = (url: URL, timeoutMs: number): Redacted.Reda
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
 /**
- * The connection pool, open once PostgreSQL answered a first statement (as @effect/sql-pg's own layer opens it,
- * with its failures), closed with the layer. With `prepare`, marked statements run prepared (PreparedStatements).
- * A connection a cancel was sent to is never pooled again (SettledPool).
+ * The client class of the pool's connections: with `prepare`, marked statements run prepared (PreparedStatements);
+ * with a statement timeout, each statement is answered within it and a grace or loses its connection (ReadDeadline).
  */
-const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
+const clientClass = (prepare: boolean, statementTimeoutMs: number) => {
+  const base = prepare ? preparingClient(statementNames()) : pg.Client
+  return statementTimeoutMs > 0 ? readDeadlineClient(base, statementTimeoutMs + SILENT_GRACE_MS) : base
+}
+
+/**
+ * The connection pool, open once PostgreSQL answered a first statement (as @effect/sql-pg's own layer opens it,
+ * with its failures), closed with the layer. A connection a cancel was sent to is never pooled again (SettledPool).
+ */
+const openPool = (url: Redacted.Redacted, max: number, prepare: boolean, statementTimeoutMs: number) =>
   Effect.acquireRelease(
     Effect.suspend(() => {
       const pool = new SettledPool({
@@ -85,7 +95,7 @@ const openPool = (url: Redacted.Redacted, max: number, prepare: boolean) =>
         idleTimeoutMillis: 30_000,
         max,
         application_name: "handoff-desk",
-        ...(prepare ? { Client: preparingClient(statementNames()) } : {})
+        Client: clientClass(prepare, statementTimeoutMs)
       })
       // A pooled connection that breaks while idle is dropped by the pool; its error has no statement to fail.
       quiet(pool)
@@ -129,7 +139,12 @@ export const layer = (url: Redacted.Redacted) =>
         )
       }
       return PgClient.layerFromPool({
-        acquire: openPool(withStatementTimeout(target.url, statementTimeoutMs), maxConnections, prepare)
+        acquire: openPool(
+          withStatementTimeout(target.url, statementTimeoutMs),
+          maxConnections,
+          prepare,
+          statementTimeoutMs
+        )
       }).pipe(Layer.catchAll((error) => Layer.fail(explain(target, error))))
     })
   )

@@ -5,7 +5,7 @@ import { boarding } from "../Boarding.ts"
 import { DbInt } from "../Domain/DbTypes.ts"
 import type { CatalogQuery } from "../Domain/Discover.ts"
 import { isUniqueViolation } from "../Sql.ts"
-import { statementTimeoutConfig } from "../Storage.ts"
+import { SILENT_GRACE_MS, statementTimeoutConfig } from "../Storage.ts"
 import { HandoffRowDecoded, NewHandoff, previewJson } from "./HandoffRow.ts"
 import { search } from "./Search.ts"
 
@@ -35,9 +35,6 @@ const SealedWithBody = Schema.Struct({
   /** Whether the reader chose to read only by signing in with its wallet (agents.require_sign_in). */
   reader_requires_sign_in: Schema.Boolean
 })
-
-/** How long past the statement timeout a batch of reads waits for PostgreSQL's cancellation before giving up. */
-const SILENT_GRACE_MS = 2_000
 
 /** An insert refused by the unique body key: another handoff lists this body (the constraint is the backstop). */
 export class BodyTaken extends Data.TaggedError("BodyTaken")<{ readonly bodyKey: string }> {}

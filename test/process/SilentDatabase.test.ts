@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { deskBehindDelayProxy } from "../support/DelayProxy.ts"
-import { send } from "../support/Loopback.ts"
+import { filing, newAgentId } from "../support/Fixtures.ts"
+import { postJson, send } from "../support/Loopback.ts"
 import { DATABASE_URL } from "../support/Storage.ts"
 
 // A PostgreSQL that keeps its connections open but stops answering (a partition, a stalled server). Needs
@@ -64,6 +65,50 @@ describe.skipIf(DATABASE_URL === undefined)("a database that stops answering", (
     // The statement timeout (1 s) and the grace after it (2 s) for a database that does not even cancel; reads
     // boarding one statement: the next batch departs although the silent one never landed.
     () => lostThenBack({ readsBefore: 1, withinMs: 5_000 }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a filing and an unlock sent to the silent database answer 503 within the statement timeout and a grace, and " +
+      "sent again once it answers, each is done once",
+    () =>
+      Effect.gen(function*() {
+        const { desk, proxy } = yield* deskBehindDelayProxy({ DESK_STATEMENT_TIMEOUT_MS: "1000" })
+        const [filer, buyer] = [newAgentId(), newAgentId()]
+        const listed = yield* postJson(`${desk.url}/api/handoffs`, filing(filer), { headers: { "x-agent-id": filer } })
+        expect(listed.status).toBe(201)
+        const id = (listed.json as { id: string }).id
+        const writes = {
+          file: postJson(`${desk.url}/api/handoffs`, filing(filer, { title: "Written while the database was away" }), {
+            headers: { "x-agent-id": filer },
+            fresh: true
+          }),
+          unlock: postJson(`${desk.url}/api/handoffs/${id}/unlock`, { payer: buyer }, {
+            headers: { "x-agent-id": buyer },
+            fresh: true
+          })
+        }
+
+        proxy.setDelay(120_000)
+        for (const [name, write] of Object.entries(writes)) {
+          const started = Date.now()
+          const lost = yield* write
+          expect([name, lost.status, lost.json]).toMatchObject([name, 503, { ok: false, error: "unavailable" }])
+          expect(lost.headers["retry-after"]).toBe("5")
+          // The statement timeout (1 s) and the grace (2 s), with room for a connection the pool opens anew.
+          expect(Date.now() - started, name).toBeLessThan(6_000)
+        }
+
+        proxy.setDelay(0)
+        const filed = yield* writes.file
+        expect(filed.status).toBe(201)
+        const unlocked = yield* writes.unlock
+        expect(unlocked.status).toBe(200)
+        const receipts = yield* send(`${desk.url}/api/receipts?payer=${buyer}`)
+        expect((receipts.json as { total: number }).total).toBe(1)
+        expect((yield* send(`${desk.url}/api/handoffs/${id}/body`, { headers: { "x-agent-id": buyer } })).status)
+          .toBe(200)
+      }),
     60_000
   )
 
