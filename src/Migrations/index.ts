@@ -22,6 +22,7 @@ import tallyLocks from "./0020_tally_locks.ts"
 import noTruncate from "./0021_no_truncate.ts"
 import noncePerWallet from "./0022_nonce_per_wallet.ts"
 import filersKnown from "./0023_filers_known.ts"
+import refusalsWriteNothing from "./0024_refusals_write_nothing.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -47,7 +48,8 @@ export const migrations = {
   "0020_tally_locks": tallyLocks,
   "0021_no_truncate": noTruncate,
   "0022_nonce_per_wallet": noncePerWallet,
-  "0023_filers_known": filersKnown
+  "0023_filers_known": filersKnown,
+  "0024_refusals_write_nothing": refusalsWriteNothing
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -142,6 +142,26 @@ for (const backend of backends) {
           expect(lowered.status).toBe(422)
         }))
 
+      it.effect("a new payer refused for the spend cap is left unregistered; a known one keeps its row and settings", () =>
+        Effect.gen(function*() {
+          const [stranger, known] = [newAgentId(), newAgentId()]
+          const pricey = yield* fileOne(newAgentId(), { priceUsd: 11, reconstructUsd: 1100 })
+          const refused = yield* unlock(pricey, stranger)
+          expect(refused.json).toMatchObject({ ok: false, error: "spend_cap_exceeded", spendCapUsd: 10, spentUsd: 0 })
+          expect((yield* send(`/api/agents/${stranger}`)).status).toBe(404)
+          // Refused again, then raised and bought: the row comes with the raise, and the refusals left no trace.
+          expect((yield* unlock(pricey, stranger)).status).toBe(403)
+          expect((yield* send("/api/agents", { json: { id: stranger, spendCapUsd: 12 }, agent: stranger })).status)
+            .toBe(200)
+          expect((yield* unlock(pricey, stranger)).status).toBe(200)
+          expect((yield* send(`/api/agents/${stranger}`)).json).toMatchObject({ spendCapUsd: 12, spentUsd: 11 })
+
+          const payout = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+          yield* send("/api/agents", { json: { id: known, spendCapUsd: 10.5, payoutAddress: payout }, agent: known })
+          expect((yield* unlock(pricey, known)).status).toBe(403)
+          expect((yield* send(`/api/agents/${known}`)).json).toMatchObject({ spendCapUsd: 10.5, payoutAddress: payout })
+        }))
+
       it.effect("feedback: only buyers vote, once each, and a later vote replaces the first", () =>
         Effect.gen(function*() {
           const buyer = newAgentId()
