@@ -142,7 +142,8 @@ describe("Pglite on disk", () => {
       const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select body from notes`)
         .pipe(Effect.provide(Pglite.layer({ dataDir })))
       expect(rows).toEqual([{ body: "kept" }])
-    }), 30_000)
+      // Two embedded databases opened one after the other: 8 s alone, 35 s on a machine running other suites.
+    }), 90_000)
 
   it.scopedLive("keeps acknowledged commits and no partial transaction after kill -9", () =>
     Effect.gen(function*() {
