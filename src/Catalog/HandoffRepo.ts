@@ -120,8 +120,9 @@ const make = Effect.gen(function*() {
 
   /**
    * For each (handoff, reader) asked, the handoff's sealed fields with its body when the reader holds a receipt for
-   * it, else with a null body (the filer too: its id is public on every preview, and knowing an id is using it), and whether the reader reads only by signing
-   * in: the checks and the read in one statement. Each row names the reader it was read for.
+   * it, else with a null body (the filer too: its id is public on every preview, and knowing an id is using it),
+   * and whether the reader reads only by signing in: the checks and the read in one statement. Each row names the
+   * reader it was read for.
    */
   const findSealedsFor = SqlSchema.findAll({
     Request: Schema.Struct({ seqs: Schema.Array(Schema.Number), readers: Schema.Array(Schema.String) }),

@@ -36,7 +36,9 @@ export const SearchHandoffs = tool({
   name: "search_handoffs",
   title: "Search handoffs",
   description: "Search the desk's catalog of sealed handoffs before you start expensive work. Full-text search (q) " +
-    "over title, tags, teaser and contains claims, with filters and sorts; returns public previews, never bodies.",
+    "over title, tags, teaser and contains claims, with filters and sorts; returns public previews, never bodies. " +
+    "A query that matches nothing as written is broadened (words as word starts, then any word); `match` says how " +
+    "it matched: exact, prefix or any.",
   // The REST route's own schema (fields, refinements, result window), with numbers as JSON numbers.
   input: DiscoverArguments.annotations(strict),
   invalid: "query",
