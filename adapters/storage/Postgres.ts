@@ -63,11 +63,19 @@ const explain = (target: Target, error: SqlError): StartupError => {
 
 /**
  * The URL with the per-statement time limit as a connection parameter (node-postgres sends it at startup), so
- * every statement on every pooled connection is cancelled after it, whoever runs it.
+ * every statement on every pooled connection is cancelled after it, whoever runs it. With a limit, a transaction
+ * left idle as long as the desk waits for an answer (`limit` + SILENT_GRACE_MS) is ended by the server too: the desk
+ * gives up a silent connection then (ReadDeadline), but over a partition its ROLLBACK never arrives, and the
+ * transaction it leaves open on the server kept its row locks (a filer's, a payer's) until TCP keepalive gave up,
+ * two hours later, every filing or unlock of that identity refused meanwhile. No desk transaction waits between its
+ * statements for anything but the desk itself.
  */
 export const withStatementTimeout = (url: URL, timeoutMs: number): Redacted.Redacted => {
   const limited = new URL(url)
   limited.searchParams.set("statement_timeout", String(timeoutMs))
+  if (timeoutMs > 0) {
+    limited.searchParams.set("idle_in_transaction_session_timeout", String(timeoutMs + SILENT_GRACE_MS))
+  }
   return Redacted.make(limited.toString())
 }
 

@@ -51,6 +51,39 @@ describe.skipIf(DATABASE_URL === undefined)("a statement's read deadline", () =>
     await client.end().catch(() => undefined)
   })
 
+  it("a lift undone by ROLLBACK TO SAVEPOINT, or made outside a transaction, lifts no deadline", async () => {
+    const { client } = await connect()
+    await client.query("BEGIN")
+    await client.query("SAVEPOINT s")
+    await client.query("SET LOCAL statement_timeout = 0")
+    await client.query("ROLLBACK TO SAVEPOINT s")
+    expect(await sleepFor(client, 0.8)).toBe("ETIMEDOUT")
+    const other = await connect()
+    // PostgreSQL ignores SET LOCAL outside a transaction (a warning); so does the deadline.
+    await other.client.query("SET LOCAL statement_timeout = 0")
+    expect(await sleepFor(other.client, 0.8)).toBe("ETIMEDOUT")
+    await Promise.all([client, other.client].map((_) => _.end().catch(() => undefined)))
+  })
+
+  it("END, ABORT and an ending with a semicolon bring the deadline back", async () => {
+    for (const end of ["END", "ABORT", "COMMIT;", "rollback ;"]) {
+      const { client } = await connect()
+      await client.query("BEGIN")
+      await client.query("SET LOCAL statement_timeout = 0")
+      await client.query(end)
+      expect(await sleepFor(client, 0.8), end).toBe("ETIMEDOUT")
+      await client.end().catch(() => undefined)
+    }
+  })
+
+  it("statements queued on one connection each start their deadline when the one before is answered", async () => {
+    const { client, errors } = await connect()
+    // 250 ms each against 400 ms: the second one's time in line is not counted.
+    expect(await Promise.all([sleepFor(client, 0.25), sleepFor(client, 0.25)])).toEqual(["answered", "answered"])
+    expect(errors).toEqual([])
+    await client.end()
+  })
+
   it("a rolled-back transaction that lifted it gets the deadline back too", async () => {
     const { client } = await connect()
     await client.query("BEGIN")
