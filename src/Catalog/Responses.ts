@@ -22,9 +22,10 @@ export const QueryEcho = Schema.Struct({
 export const TextMatchField = Schema.NullOr(Schema.Literal(...TEXT_MATCHES)).annotations({
   description: "How the text query q matched; null without q. `exact`: every word as written (stemmed: " +
     "\"caches\" finds \"cache\"), with websearch syntax (\"a phrase\", or, -word). A query that matches nothing " +
-    "that way, and uses no such syntax, is broadened: `prefix`, every word as the start of a word (\"postgres " +
-    "slow\" finds \"PostgreSQL ... slower\"); then `any`, at least one of its words as the start of a word, " +
-    `those holding more of them first (the first ${BROADENED_WORDS} words are looked for).`
+    "that way, and uses no such syntax, is broadened: `prefix`, every one of its first " +
+    `${BROADENED_WORDS} words (stop words left out) as the start of a word ("postgres slow" finds "PostgreSQL ... ` +
+    "slower\"); then `any`, at least one of them, those holding more of them first. Numbers and words of one or " +
+    "two characters are matched whole, never as word starts."
 })
 
 /** Present only on a page cut short; see fitListing. */

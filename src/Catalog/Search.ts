@@ -1,7 +1,7 @@
 import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
-import { BROADENED_WORDS, type CatalogQuery, TEXT_MATCHES, type TextMatch } from "../Domain/Discover.ts"
+import { BROADENED_WORDS, type CatalogQuery } from "../Domain/Discover.ts"
 import { pageWithOnePast } from "../Domain/Paging.ts"
 import { plannedRows } from "../PlannedRows.ts"
 import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, previewJson } from "./HandoffRow.ts"
@@ -43,38 +43,60 @@ export interface SearchResult {
   readonly totalIsEstimate: boolean
 }
 
-/** websearch_to_tsquery's operators: a query that uses one means it as written, and is not broadened. */
-const OPERATORS = /"|(?:^|\s)-|(?:^|\s)or(?:\s|$)/iu
+/**
+ * How a listing reads its text query: as written (`exact`), or broadened, from the words PostgreSQL found in it
+ * (`words`: lexemes, stemmed as the index stores them, stop words gone), all of them (`prefix`) or any (`any`).
+ */
+export type TextSearch =
+  | { readonly match: "exact" }
+  | { readonly match: "prefix" | "any"; readonly words: ReadonlyArray<string> }
 
-/** The distinct words of a query, as letters, marks and digits: nothing to_tsquery could read as an operator. */
-const wordsOf = (q: string) => [...new Set(q.toLowerCase().match(/[\p{L}\p{M}\p{N}]+/gu) ?? [])]
-
-/** The matches a text query tries, in order, until one finds a handoff. */
-export const matchesFor = (q: string): readonly [TextMatch, ...Array<TextMatch>] => {
-  if (q === "" || OPERATORS.test(q)) return ["exact"]
-  const words = wordsOf(q).length
-  return words === 0 ? ["exact"] : words === 1 ? ["exact", "prefix"] : [...TEXT_MATCHES]
-}
+const EXACT: TextSearch = { match: "exact" }
 
 /**
- * A word as a word start ("pg" finds "pgbouncer"), except a number or a single character: as a start ("04",
- * "x") it matches much of the catalog and finds nothing it means, and reading that part of the index was most of
- * what a broadened query cost (at 100,000 handoffs, "04:*" alone 160 ms).
+ * A lexeme as tsquery text: quoted, and as a word start when it is at least 3 characters and not a number. A
+ * shorter start or a number as one ("04", "co") matches much of the catalog and finds little it means, and reading
+ * that part of the index was most of what a broadened query cost (at 100,000 handoffs "04:*" alone took 160 ms).
  */
-const asStart = (word: string) => (word.length < 2 || /^\p{N}+$/u.test(word) ? word : `${word}:*`)
-
-const textQuery = (sql: SqlClient.SqlClient, q: string, match: TextMatch) => {
-  if (match === "exact") return sql`websearch_to_tsquery('english', ${q})`
-  // to_tsquery stems each word as the index did ('slower:*' looks for 'slower', 'slow:*' finds it) and drops
-  // stop words; words hold no operator, so the text it reads is always valid.
-  const words = wordsOf(q).slice(0, BROADENED_WORDS).map(asStart)
-  return sql`to_tsquery('english', ${words.join(match === "prefix" ? " & " : " | ")})`
+const asStart = (lexeme: string) => {
+  const quoted = `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`
+  return [...lexeme].length < 3 || /^\p{N}+$/u.test(lexeme) ? quoted : `${quoted}:*`
 }
 
-const filters = (sql: SqlClient.SqlClient, query: CatalogQuery, match: TextMatch) => {
+const textQuery = (sql: SqlClient.SqlClient, q: string, text: TextSearch) =>
+  text.match === "exact"
+    ? sql`websearch_to_tsquery('english', ${q})`
+    // The lexemes are the index's own, quoted: the tsquery reads them as they are, with no stemming again.
+    : sql`${text.words.map(asStart).join(text.match === "prefix" ? " & " : " | ")}::tsquery`
+
+const Broadening = Schema.Struct({ plain: Schema.Boolean, words: Schema.Array(Schema.String) })
+
+/**
+ * The words a query that matched nothing is broadened with, in the order written, at most BROADENED_WORDS; none
+ * when it means something as written that a broadening would lose: a quoted phrase, `or`, `-word`, wherever
+ * websearch_to_tsquery finds them (it reads `kafka(-networking` as excluding networking). Outside quotes it does
+ * when its reading differs from plainto_tsquery's, which reads every word as a word and nothing else, but for
+ * the words it joins as a phrase where plainto_tsquery joins them with AND: the parts of `nginx-ingress` or
+ * `pg_stat_statements`, which are words to broaden like any other.
+ */
+const broadeningOf = (sql: SqlClient.SqlClient, q: string) =>
+  q.includes("\"") ? Effect.succeed([]) : Effect.map(
+    SqlSchema.single({
+      Request: Schema.String,
+      Result: Broadening,
+      execute: (q) =>
+        sql`SELECT replace(websearch_to_tsquery('english', ${q})::text, ' <-> ', ' & ')
+            = plainto_tsquery('english', ${q})::text AS plain,
+          coalesce((SELECT array_agg(lexeme ORDER BY positions[1], lexeme) FROM unnest(to_tsvector('english', ${q}))),
+            '{}') AS words`
+    })(q),
+    ({ plain, words }) => (plain ? words.slice(0, BROADENED_WORDS) : [])
+  )
+
+const filters = (sql: SqlClient.SqlClient, query: CatalogQuery, text: TextSearch) => {
   const clauses = []
   if (!query.includeDemo) clauses.push(sql`NOT is_demo`)
-  if (query.q !== "") clauses.push(sql`search @@ ${textQuery(sql, query.q, match)}`)
+  if (query.q !== "") clauses.push(sql`search @@ ${textQuery(sql, query.q, text)}`)
   if (query.tag !== "") clauses.push(sql`tags @> ARRAY[${query.tag}]::text[]`)
   if (query.maxPrice !== null) clauses.push(sql`price_micro <= ${query.maxPrice}`)
   if (query.minSavings !== null) clauses.push(sql`savings_micro >= ${query.minSavings}`)
@@ -85,8 +107,8 @@ const filters = (sql: SqlClient.SqlClient, query: CatalogQuery, match: TextMatch
 }
 
 /** The rows of a listing in its sort's order, each order an index's (migration 0007): `h` is the handoff. */
-export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery, match: TextMatch = "exact") => {
-  const where = filters(sql, query, match)
+export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery, text: TextSearch = EXACT) => {
+  const where = filters(sql, query, text)
   switch (query.sort) {
     case "relevance":
     case "recent":
@@ -164,9 +186,9 @@ const Total = Schema.Struct({ total: DbInt })
  *   statement, exactly up to `exactUpTo` matches.
  * One row past the page is read, so a following page is never hidden by an estimate that is too low.
  */
-const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits, match: TextMatch) =>
+const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits, text: TextSearch) =>
   Effect.gen(function*() {
-    const where = filters(sql, query, match)
+    const where = filters(sql, query, text)
     const { offset, page } = paging(sql, query)
     const columns = previewColumns(sql)
     const capped = (cap: number) =>
@@ -210,12 +232,12 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: HandoffRowWithTotal,
-        execute: () => textPage(sql, query, match, cap, limits)
+        execute: () => textPage(sql, query, text, cap, limits)
       })(undefined)
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
     }
-    const ordered = sql`${orderedRows(sql, query, match)} ${page}`
+    const ordered = sql`${orderedRows(sql, query, text)} ${page}`
     if (planned > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
@@ -236,20 +258,42 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
 
 /**
  * One page of a catalog search (`searchAs`), with how its text matched: a text query that matches nothing as
- * written is tried again broadened (`matchesFor`), and the first way that finds a handoff gives the page. A
- * query's way is the same for each of its pages: it depends on whether any handoff matches, not on the page.
+ * written is tried again broadened (`broadeningOf`): every word as a word start, then (two words or more) any of
+ * them; the first way that finds a handoff gives the page. Whether a way found one is read from its page, not its
+ * total (a total above `estimateTrustedAbove` is the planner's estimate, never 0): a first page with no row found
+ * nothing, and a later one asks. So each page of a query is found the same way, and a first page that finds
+ * nothing says 0, whatever the estimate.
  */
 export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits = COUNT_LIMITS) =>
   Effect.gen(function*() {
-    const [first, ...broader] = matchesFor(query.q)
-    let match = first
-    let found = yield* searchAs(sql, query, limits, match)
-    for (const next of broader) {
-      if (found.total > 0) break
-      match = next
-      found = yield* searchAs(sql, query, limits, match)
-    }
-    return { ...found, match }
+    const found = (text: TextSearch, result: SearchResult) =>
+      result.rows.length > 0
+        ? Effect.succeed(true)
+        : query.page === 1 || result.total === 0
+        ? Effect.succeed(false)
+        : result.totalIsEstimate
+        ? Effect.map(
+          SqlSchema.single({
+            Request: Schema.Void,
+            Result: Schema.Struct({ found: Schema.Boolean }),
+            execute: () => sql`SELECT EXISTS (SELECT 1 FROM handoffs WHERE ${filters(sql, query, text)}) AS found`
+          })(undefined),
+          (_) => _.found
+        )
+        : Effect.succeed(true)
+    const answer = (text: TextSearch, result: SearchResult) => ({
+      ...(query.page === 1 && result.rows.length === 0 ? { ...result, total: 0, totalIsEstimate: false } : result),
+      match: text.match
+    })
+    const exact = yield* searchAs(sql, query, limits, EXACT)
+    if (query.q === "" || (yield* found(EXACT, exact))) return answer(EXACT, exact)
+    const words = yield* broadeningOf(sql, query.q)
+    if (words.length === 0) return answer(EXACT, exact)
+    const prefix: TextSearch = { match: "prefix", words }
+    const byPrefix = yield* searchAs(sql, query, limits, prefix)
+    if (words.length === 1 || (yield* found(prefix, byPrefix))) return answer(prefix, byPrefix)
+    const any: TextSearch = { match: "any", words }
+    return answer(any, yield* searchAs(sql, query, limits, any))
   })
 
 /**
@@ -274,11 +318,11 @@ export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: Co
 const textPage = (
   sql: SqlClient.SqlClient,
   query: CatalogQuery,
-  match: TextMatch,
+  text: TextSearch,
   cap: number,
   limits: CountLimits
 ) => {
-  const where = filters(sql, query, match)
+  const where = filters(sql, query, text)
   const { offset, page } = paging(sql, query)
   const wanted = offset + query.limit + 1
   const held = Math.max(limits.heldUpTo, cap)
@@ -287,7 +331,7 @@ const textPage = (
   // Both orders are a key descending, then seq descending; candidates keep the column their key needs, which
   // matches carry beside the date every broad listing orders by.
   const [kept, key, carried] = query.sort === "relevance"
-    ? [sql`search`, sql`ts_rank_cd(search, ${textQuery(sql, query.q, match)})`, sql`, search`]
+    ? [sql`search`, sql`ts_rank_cd(search, ${textQuery(sql, query.q, text)})`, sql`, search`]
     : [sql`filed_at`, sql`filed_at`, sql``]
   return sql`WITH matches AS MATERIALIZED (
       SELECT seq, filed_at${carried} FROM handoffs WHERE ${where} LIMIT ${held + 1}

@@ -99,16 +99,16 @@ export const DiscoverArguments = withinResultWindow(
 export type DiscoverParams = typeof DiscoverParams.Type
 
 /**
- * How a text query's words were matched. `exact`: as websearch_to_tsquery reads `q` (every word, stemmed; a
- * quoted phrase, `or` and `-word` as it defines them). A query that matches nothing that way is broadened, when
- * it uses none of those operators: `prefix`, every word as the start of a word ("postgres slow" finds
- * "PostgreSQL ... slower"); then, with more than one word, `any`: at least one of them as the start of a word,
- * the handoffs holding more of them, closer together, ranked first.
+ * How a text query's words were matched (src/Catalog/Search.ts). `exact`: as websearch_to_tsquery reads `q` (every
+ * word, stemmed; a quoted phrase, `or` and `-word` as it defines them). A query that matches nothing that way is
+ * broadened, when it uses none of those operators: `prefix`, every one of its first BROADENED_WORDS words (stop
+ * words left out) as the start of a word ("postgres slow" finds "PostgreSQL ... slower"); then, with more than
+ * one, `any`: at least one of them, the handoffs holding more of them, closer together, ranked first.
  */
 export const TEXT_MATCHES = ["exact", "prefix", "any"] as const
 export type TextMatch = typeof TEXT_MATCHES[number]
 
-/** At most this many of a query's words are looked for when it is broadened (a pasted error message is long). */
+/** At most this many of a query's words (stop words left out) are looked for when it is broadened. */
 export const BROADENED_WORDS = 8
 
 export interface CatalogQuery {

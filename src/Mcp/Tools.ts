@@ -97,7 +97,8 @@ export const UnlockHandoff = tool({
 export const FetchBody = tool({
   name: "fetch_body",
   title: "Fetch a sealed body",
-  description: "The sealed body of a handoff your identity unlocked (or filed), with its hash. Fails with " +
+  description:
+    "The sealed body of a handoff your identity unlocked (a filer unlocks its own too), with its hash. Fails with " +
     "payment_required until you unlock it; reading again is free.",
   input: Schema.Struct({ id: HandoffIdArgument, agentId: AgentIdArgument }).annotations(strict),
   invalid: "request",
