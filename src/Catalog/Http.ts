@@ -4,7 +4,7 @@ import { DeskApi } from "../Api.ts"
 import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { type DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
-import { toUsd } from "../Domain/Money.ts"
+import { toUsd, usdText } from "../Domain/Money.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { encodedAsIs } from "../Http/Respond.ts"
 import { CurrentAgent } from "../Identity/AgentAuth.ts"
@@ -22,12 +22,22 @@ const NEXT_ACTIONS = {
 
 const usdOrNull = (micros: number | null) => (micros === null ? null : toUsd(micros))
 
+/** The parameters decoded to whole micro-USDC, written back in USD. */
+const IN_USD: ReadonlySet<string> = new Set(["maxPrice", "minSavings", "minReconstruct"])
+
 /** Path of the following page, keeping every filter so that following it continues the same search. */
 const nextPath = (params: DiscoverParams, page: number, limit: number) => {
   const search = new URLSearchParams({ limit: String(limit), page: String(page + 1) })
   for (const [key, value] of Object.entries(params)) {
     if (key === "page" || key === "limit" || value === undefined) continue
-    search.set(key, value instanceof Date ? value.toISOString() : String(value))
+    search.set(
+      key,
+      value instanceof Date
+        ? value.toISOString()
+        : IN_USD.has(key) && typeof value === "number"
+        ? usdText(value)
+        : String(value)
+    )
   }
   return `/api/discover?${search.toString()}`
 }

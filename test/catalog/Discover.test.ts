@@ -1,5 +1,8 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { COUNT_LIMITS, search } from "../../src/Catalog/Search.ts"
+import { type DiscoverParams, toCatalogQuery } from "../../src/Domain/Discover.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
@@ -131,13 +134,25 @@ for (const backend of backends) {
           const some = yield* search("kafk zzqx")
           expect([ids(some.json), some.json.match]).toEqual([[filed[4]], "any"])
           // The same page a second time is found the same way; a second page too.
-          const second = yield* search("kafka kubernetes&limit=2&page=2")
-          expect(second.json.match).toBe("any")
-          expect(new Set([...ids(second.json), ...ids((yield* search("kafka kubernetes&limit=2")).json)])).toEqual(
-            new Set(ids(any.json))
-          )
+          const paged = (page: number) =>
+            get(`/api/discover?q=${encodeURIComponent("kafka kubernetes")}&limit=2&page=${page}`)
+          const [one, two] = [yield* paged(1), yield* paged(2)]
+          expect([one.json.match, two.json.match]).toEqual(["any", "any"])
+          expect(new Set([...ids(one.json), ...ids(two.json)])).toEqual(new Set(ids(any.json)))
+          // Stop words are no words to look for; the words that mean something are, the handoff holding most first.
+          const asked = yield* search("how can i make it so that my kafka consumer stops lagging")
+          expect([asked.json.match, ids(asked.json)[0]]).toEqual(["any", filed[4]])
+          // A compound word's parts are words like any other; a dangling `or` or `-` is no syntax.
+          expect((yield* search("kafk-consum")).json.match).toBe("any")
+          expect(ids((yield* search("kafk-consum")).json)).toContain(filed[4])
+          for (const plain of ["kafk or", "or kafk", "kafk -"]) {
+            const answer = yield* search(plain)
+            expect([answer.json.match, ids(answer.json)], plain).toEqual(["prefix", [filed[4]]])
+          }
           // websearch syntax is meant as written: a phrase, `or` and `-word` are never broadened.
-          for (const meant of ["\"kafka kubernetes\"", "kafk or zzqx", "kafk -zzqx"]) {
+          for (
+            const meant of ["\"kafka kubernetes\"", "kafk or zzqx", "kafk -zzqx", "kafk (-networking", "kafk or(zzqx"]
+          ) {
             const answer = yield* search(meant)
             expect([answer.status, answer.json.match, answer.json.total], meant).toEqual([200, "exact", 0])
           }
@@ -151,6 +166,22 @@ for (const backend of backends) {
             expect(answer.status, odd).toBe(200)
           }
           expect(ids((yield* search("a:* & kafk | !c <-> (")).json)).toEqual([filed[4]])
+        }))
+
+      it.effect("whether a way found anything is read from its page, not from a total that is the planner's estimate", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          // Every total an estimate, as a large catalog's are: an estimate is never 0.
+          const estimated = { ...COUNT_LIMITS, estimateTrustedAbove: 0 }
+          const run = (params: DiscoverParams) => search(sql, toCatalogQuery(params), estimated).pipe(Effect.orDie)
+          const broadened = yield* run({ q: "kafka kubernetes", sort: "savings" })
+          expect([broadened.match, broadened.rows.length]).toEqual(["any", 4])
+          const later = yield* run({ q: "kafka kubernetes", sort: "savings", limit: 2, page: 2 })
+          expect([later.match, later.rows.length]).toEqual(["any", 2])
+          const past = yield* run({ q: "kafka kubernetes", sort: "savings", limit: 2, page: 9 })
+          expect([past.match, past.rows.length]).toEqual(["any", 0])
+          // Nothing found any way: the first page says 0, not the estimate.
+          expect(yield* run({ q: "zzqx yyqx", sort: "savings" })).toMatchObject({ match: "any", total: 0, rows: [] })
         }))
 
       it.effect("the catalog page says when a search was broadened", () =>
@@ -231,6 +262,16 @@ for (const backend of backends) {
           const second = yield* get(first.json.next)
           expect(second.json.items.map((_: { priceUsd: number }) => _.priceUsd)).toEqual([2, 3])
           expect(second.json.next).toBeNull()
+          // USD filters go on in USD (decoded, they are micro-USDC): the next page is the same search's.
+          const priced = yield* get(
+            "/api/discover?limit=1&sort=price&maxPrice=0.5&minSavings=9.95&minReconstruct=0.000001"
+          )
+          expect(priced.json.next).toBe(
+            "/api/discover?limit=1&page=2&sort=price&maxPrice=0.5&minSavings=9.95&minReconstruct=0.000001"
+          )
+          const after = yield* get(priced.json.next)
+          expect([priced.json.total, after.json.page, after.json.query.maxPrice]).toEqual([3, 2, 0.5])
+          expect(after.json.items.map((_: { priceUsd: number }) => _.priceUsd)).toEqual([0.2])
           expect((yield* get("/api/discover?limit=5000")).json.limit).toBe(100)
           expect((yield* get("/api/discover?page=9")).json.items).toEqual([])
           expect((yield* get("/api/discover")).json.limit).toBe(20)
