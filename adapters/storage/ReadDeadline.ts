@@ -37,6 +37,8 @@ export const readDeadlineClient = (Base: typeof pg.Client, deadlineMs: number): 
         const first = args[0] as { readonly text?: unknown } | string | undefined
         const text = typeof first === "string" ? first : first?.text
         if (typeof text === "string") scope = afterStatement(scope, text)
+        // A submittable (pg-cursor, pg-query-stream: none of the desk's) answers in its own time, unbounded.
+        if (typeof (first as { readonly submit?: unknown } | undefined)?.submit === "function") return query(...args)
         let timer: ReturnType<typeof setTimeout> | undefined
         const turn = { start: scope.lifted ? () => {} : () => void (timer = setTimeout(giveUp, deadlineMs)) }
         line.push(turn)

@@ -84,6 +84,22 @@ describe.skipIf(DATABASE_URL === undefined)("a statement's read deadline", () =>
     await client.end()
   })
 
+  it("a submittable runs unbounded, as long as it takes, and the connection goes on", async () => {
+    const { client, errors } = await connect()
+    // node-postgres' own Query, submitted as pg-cursor and pg-query-stream are: it answers by events.
+    const submitted = client.query(new pg.Query("SELECT pg_sleep(0.6) AS slept"))
+    const rows = await new Promise<number>((resolve, reject) => {
+      let count = 0
+      submitted.on("row", () => count++)
+      submitted.on("end", () => resolve(count))
+      submitted.on("error", reject)
+    })
+    expect(rows).toBe(1)
+    expect(await sleepFor(client, 0.1)).toBe("answered")
+    expect(errors).toEqual([])
+    await client.end()
+  })
+
   it("a rolled-back transaction that lifted it gets the deadline back too", async () => {
     const { client } = await connect()
     await client.query("BEGIN")
