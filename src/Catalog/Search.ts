@@ -266,21 +266,20 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
  */
 export const search = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits = COUNT_LIMITS) =>
   Effect.gen(function*() {
-    const found = (text: TextSearch, result: SearchResult) =>
-      result.rows.length > 0
-        ? Effect.succeed(true)
-        : query.page === 1 || result.total === 0
-        ? Effect.succeed(false)
-        : result.totalIsEstimate
-        ? Effect.map(
-          SqlSchema.single({
-            Request: Schema.Void,
-            Result: Schema.Struct({ found: Schema.Boolean }),
-            execute: () => sql`SELECT EXISTS (SELECT 1 FROM handoffs WHERE ${filters(sql, query, text)}) AS found`
-          })(undefined),
-          (_) => _.found
-        )
-        : Effect.succeed(true)
+    const found = (text: TextSearch, result: SearchResult) => {
+      if (result.rows.length > 0) return Effect.succeed(true)
+      if (query.page === 1) return Effect.succeed(false)
+      if (!result.totalIsEstimate) return Effect.succeed(result.total > 0)
+      // A later page with no row and an estimated total: whether anything matches at all is asked.
+      return Effect.map(
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: Schema.Struct({ found: Schema.Boolean }),
+          execute: () => sql`SELECT EXISTS (SELECT 1 FROM handoffs WHERE ${filters(sql, query, text)}) AS found`
+        })(undefined),
+        (_) => _.found
+      )
+    }
     const answer = (text: TextSearch, result: SearchResult) => ({
       ...(query.page === 1 && result.rows.length === 0 ? { ...result, total: 0, totalIsEstimate: false } : result),
       match: text.match

@@ -12,8 +12,8 @@ export const toUsd = (micros: number): number => micros / MICROS_PER_USD
 
 /** Whole micro-USDC as a plain decimal in USD, as a URL takes it back: 3000000 is "3", 1 is "0.000001" (not 1e-6). */
 export const usdText = (micros: number): string => {
-  const cents = String(micros % MICROS_PER_USD).padStart(6, "0").replace(/0+$/, "")
-  return `${Math.floor(micros / MICROS_PER_USD)}${cents === "" ? "" : `.${cents}`}`
+  const fraction = String(micros % MICROS_PER_USD).padStart(6, "0").replace(/0+$/, "")
+  return `${Math.floor(micros / MICROS_PER_USD)}${fraction === "" ? "" : `.${fraction}`}`
 }
 
 const hasAtMostSixDecimals = (usd: number) => Math.round(usd * MICROS_PER_USD) / MICROS_PER_USD === usd
