@@ -45,8 +45,11 @@ export const readDeadlineClient = (Base: typeof pg.Client, deadlineMs: number): 
         if (line.length === 1) turn.start()
         const answered = () => {
           clearTimeout(timer)
-          line.splice(line.indexOf(turn), 1)
-          if (line[0] !== undefined && line.indexOf(turn) === -1) line[0].start()
+          const at = line.indexOf(turn)
+          if (at >= 0) line.splice(at, 1)
+          // Only the first in line is being answered; the next starts its deadline now. (A connection that fails
+          // fails every statement in line, in any order: none of them is started twice.)
+          if (at === 0) line[0]?.start()
         }
         const callback = args.at(-1)
         if (typeof callback === "function") {
