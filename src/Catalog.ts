@@ -77,7 +77,12 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* agents.update(agent, payoutAddress, record.spend_cap_micro, record.require_sign_in)
+      yield* agents.update(agent, {
+        payoutAddress,
+        payoutSignedAt: record.payout_signed_at,
+        capMicro: record.spend_cap_micro,
+        requireSignIn: record.require_sign_in
+      })
     })
 
   const payoutIssues = (request: FilingRequest) => {

@@ -21,10 +21,14 @@ const isDeskId = Schema.is(DeskId)
 
 const refused = (message: string) => Effect.fail(new PayoutChangeRefused({ message }))
 
-/** A registered payout address changes only with a fresh EIP-191 signature by that address. */
+/**
+ * A registered payout address changes only with a fresh EIP-191 signature by that address, signed after the last
+ * change: a signature is used once, so a change A -> B cannot be sent again after the owner went back to A.
+ * Answers the signed time to keep, or null when nothing signed changed.
+ */
 const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistration) =>
   Effect.gen(function*() {
-    if (agent.payout_address === null || agent.payout_address === next) return
+    if (agent.payout_address === null || agent.payout_address === next) return null
     if (request.payoutSignature === undefined || request.payoutSignedAt === undefined) {
       return yield* refused(
         "This identity already has a payoutAddress; changing it needs payoutSignature and payoutSignedAt. " +
@@ -35,6 +39,12 @@ const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistra
     if (Number.isNaN(signedAt) || Math.abs(Date.now() - signedAt) > SIGNATURE_WINDOW_MS) {
       return yield* refused("payoutSignedAt must be an ISO 8601 time within 10 minutes of now; sign a fresh message.")
     }
+    if (agent.payout_signed_at !== null && signedAt <= agent.payout_signed_at.getTime()) {
+      return yield* refused(
+        `payoutSignedAt must be later than the last change's (${agent.payout_signed_at.toISOString()}); ` +
+          "a signature is used once, so sign a fresh message."
+      )
+    }
     const valid = yield* Effect.promise(() =>
       verifyMessage({
         address: agent.payout_address as `0x${string}`,
@@ -43,6 +53,7 @@ const checkPayoutChange = (agent: AgentRow, next: string, request: AgentRegistra
       }).catch(() => false)
     )
     if (!valid) return yield* refused("payoutSignature was not made by the current payout address over that message.")
+    return new Date(signedAt)
   })
 
 const make = Effect.gen(function*() {
@@ -105,7 +116,7 @@ const make = Effect.gen(function*() {
     yield* sql.withTransaction(Effect.gen(function*() {
       const agent = yield* repo.lock(request.id)
       const payoutAddress = request.payoutAddress ?? agent.payout_address
-      if (payoutAddress !== null) yield* checkPayoutChange(agent, payoutAddress, request)
+      const signedAt = payoutAddress === null ? null : yield* checkPayoutChange(agent, payoutAddress, request)
       const cap = request.spendCapUsd ?? agent.spend_cap_micro
       if (cap < agent.spent_micro) {
         return yield* Effect.fail(
@@ -115,7 +126,12 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* repo.update(agent.id, payoutAddress, cap, request.requireSignIn ?? agent.require_sign_in)
+      yield* repo.update(agent.id, {
+        payoutAddress,
+        payoutSignedAt: signedAt ?? agent.payout_signed_at,
+        capMicro: cap,
+        requireSignIn: request.requireSignIn ?? agent.require_sign_in
+      })
     })).pipe(Effect.catchTag("SqlError", Effect.die))
     return yield* Effect.orDie(view(request.id))
   })

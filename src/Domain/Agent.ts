@@ -34,7 +34,10 @@ export const AgentRegistration = Schema.Struct({
     })
   ),
   payoutSignedAt: Schema.optional(
-    Schema.String.annotations({ description: "ISO 8601 time named in the signed message; within 10 minutes of now" })
+    Schema.String.annotations({
+      description:
+        "ISO 8601 time named in the signed message; within 10 minutes of now and later than the last change's"
+    })
   )
 }).annotations({ identifier: "AgentRegistration", parseOptions: { onExcessProperty: "error", errors: "all" } })
 export type AgentRegistration = typeof AgentRegistration.Type
@@ -94,4 +97,5 @@ export const payoutChangeMessage = (id: string, newAddress: string, signedAt: st
 export const PAYOUT_CHANGE_RULE =
   "The first payoutAddress is set freely (or named in your first filing). Changing it needs payoutSignature: " +
   "an EIP-191 personal_sign by the current payout address over 'Handoff Desk payout address change\\nagent: <id>\\n" +
-  "new payout address: <address>\\nsigned at: <payoutSignedAt>', with payoutSignedAt within 10 minutes of now."
+  "new payout address: <address>\\nsigned at: <payoutSignedAt>', with payoutSignedAt within 10 minutes of now " +
+  "and later than the last change's (a signature is used once)."

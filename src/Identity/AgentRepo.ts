@@ -6,12 +6,21 @@ import { boughtBy, earningsOf, filedBy } from "../Ledger/Tallies.ts"
 export const AgentRow = Schema.Struct({
   id: Schema.String,
   payout_address: Schema.NullOr(Schema.String),
+  payout_signed_at: Schema.NullOr(DbDate),
   spend_cap_micro: DbInt,
   spent_micro: DbInt,
   require_sign_in: Schema.Boolean,
   created_at: DbDate
 })
 export type AgentRow = typeof AgentRow.Type
+
+/** What an agent sets through POST /api/agents; `payoutSignedAt` is the signed time of the last address change. */
+export interface AgentSettings {
+  readonly payoutAddress: string | null
+  readonly payoutSignedAt: Date | null
+  readonly capMicro: number
+  readonly requireSignIn: boolean
+}
 
 const AgentStats = Schema.Struct({
   earned_micro: DbInt,
@@ -43,9 +52,9 @@ const make = Effect.gen(function*() {
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
   })
 
-  const update = (id: string, payoutAddress: string | null, capMicro: number, requireSignIn: boolean) =>
-    sql`UPDATE agents SET payout_address = ${payoutAddress}, spend_cap_micro = ${capMicro},
-        require_sign_in = ${requireSignIn}, updated_at = now()
+  const update = (id: string, settings: AgentSettings) =>
+    sql`UPDATE agents SET payout_address = ${settings.payoutAddress}, payout_signed_at = ${settings.payoutSignedAt},
+        spend_cap_micro = ${settings.capMicro}, require_sign_in = ${settings.requireSignIn}, updated_at = now()
       WHERE id = ${id}`
 
   /** Adds to the identity's spend only if it stays within its cap; no row back means the cap would break. */
@@ -74,8 +83,7 @@ const make = Effect.gen(function*() {
     ensure: (id: string) => Effect.orDie(ensure(id)),
     lock: (id: string) => Effect.orDie(lock(id)),
     find: (id: string) => Effect.orDie(find(id)),
-    update: (id: string, payoutAddress: string | null, capMicro: number, requireSignIn: boolean) =>
-      Effect.orDie(update(id, payoutAddress, capMicro, requireSignIn)),
+    update: (id: string, settings: AgentSettings) => Effect.orDie(update(id, settings)),
     spend: (id: string, amount: number) => Effect.orDie(spend({ id, amount })),
     stats: (id: string) => Effect.orDie(stats(id))
   } as const

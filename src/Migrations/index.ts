@@ -23,6 +23,7 @@ import noTruncate from "./0021_no_truncate.ts"
 import noncePerWallet from "./0022_nonce_per_wallet.ts"
 import filersKnown from "./0023_filers_known.ts"
 import refusalsWriteNothing from "./0024_refusals_write_nothing.ts"
+import payoutSignaturesOnce from "./0025_payout_signatures_once.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -49,7 +50,8 @@ export const migrations = {
   "0021_no_truncate": noTruncate,
   "0022_nonce_per_wallet": noncePerWallet,
   "0023_filers_known": filersKnown,
-  "0024_refusals_write_nothing": refusalsWriteNothing
+  "0024_refusals_write_nothing": refusalsWriteNothing,
+  "0025_payout_signatures_once": payoutSignaturesOnce
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -252,6 +252,36 @@ for (const backend of backends) {
           expect(bad.status).toBe(422)
         }))
 
+      it.effect("a payout-change signature is used once: replayed after A -> B -> A, it is refused", () =>
+        Effect.gen(function*() {
+          const filer = newAgentId()
+          yield* send("/api/agents", { json: { id: filer, payoutAddress: payoutKey.address }, agent: filer })
+          const change = (key: typeof payoutKey, to: string, signedAt: string) =>
+            Effect.gen(function*() {
+              const payoutSignature = yield* Effect.promise(() =>
+                key.signMessage({ message: payoutChangeMessage(filer, to, signedAt) })
+              )
+              return { id: filer, payoutAddress: to, payoutSignature, payoutSignedAt: signedAt }
+            })
+          const now = Date.now()
+          const toOther = yield* change(payoutKey, otherKey.address, new Date(now - 2_000).toISOString())
+          expect((yield* send("/api/agents", { json: toOther, agent: filer })).status).toBe(200)
+          const back = yield* change(otherKey, payoutKey.address, new Date(now - 1_000).toISOString())
+          expect((yield* send("/api/agents", { json: back, agent: filer })).status).toBe(200)
+          // Whoever saw the first change's request sends it again: the owner went back on purpose.
+          const replay = yield* send("/api/agents", { json: toOther, agent: filer })
+          expect({ status: replay.status, error: replay.json.error }).toEqual({
+            status: 403,
+            error: "payout_change_requires_signature"
+          })
+          expect((yield* send(`/api/agents/${filer}`)).json.payoutAddress).toBe(payoutKey.address)
+          // A signature older than the last change is refused even when it was never used.
+          const stale = yield* change(payoutKey, otherKey.address, new Date(now - 1_500).toISOString())
+          expect((yield* send("/api/agents", { json: stale, agent: filer })).status).toBe(403)
+          const fresh = yield* change(payoutKey, otherKey.address, new Date(now).toISOString())
+          expect((yield* send("/api/agents", { json: fresh, agent: filer })).json.payoutAddress).toBe(otherKey.address)
+        }))
+
       it.effect("an agent changes only its own settings: X-AGENT-ID must be the id", () =>
         Effect.gen(function*() {
           const victim = newAgentId()
