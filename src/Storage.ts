@@ -1,4 +1,5 @@
-import { Config } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Config, Context, type Stream } from "effect"
 
 // The storage port: what every store adapter (adapters/storage) is configured by. The SQL itself is one dialect,
 // PostgreSQL, spoken through @effect/sql's SqlClient by embedded PGlite and a PostgreSQL server alike.
@@ -38,3 +39,13 @@ export const preparedStatementsConfig = Config.boolean("DESK_PG_PREPARE").pipe(C
  * and to a server without it, it is a comment.
  */
 export const PREPARED = "/* prepared */"
+
+/**
+ * PostgreSQL's LISTEN, for what several desks sharing a database must hear of each other's writes (the preview
+ * cache, src/Catalog/PreviewCache.ts). Each stream listens on a connection of its own and fails when that
+ * connection breaks; ending the stream closes the connection at once, with no round trip a silent link would
+ * never answer. Absent on the embedded store (one desk).
+ */
+export class Notifications extends Context.Tag("Notifications")<Notifications, {
+  readonly listen: (channel: string) => Stream.Stream<string, SqlError>
+}>() {}

@@ -3,7 +3,14 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Config, Duration, Effect, Layer, Predicate, Redacted } from "effect"
 import pg from "pg"
 import { StartupError } from "../../src/Domain/StartupError.ts"
-import { poolSizeConfig, preparedStatementsConfig, SILENT_GRACE_MS, statementTimeoutConfig } from "../../src/Storage.ts"
+import {
+  Notifications,
+  poolSizeConfig,
+  preparedStatementsConfig,
+  SILENT_GRACE_MS,
+  statementTimeoutConfig
+} from "../../src/Storage.ts"
+import { listenOn } from "./Listener.ts"
 import { preparingClient, statementNames } from "./PreparedStatements.ts"
 import { readDeadlineClient } from "./ReadDeadline.ts"
 import { quiet, SettledPool } from "./SettledPool.ts"
@@ -80,6 +87,7 @@ export const withStatementTimeout = (url: URL, timeoutMs: number): Redacted.Reda
 }
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
+const APPLICATION_NAME = "handoff-desk"
 
 /**
  * The client class of the pool's connections: with `prepare`, marked statements run prepared (PreparedStatements);
@@ -102,7 +110,7 @@ const openPool = (url: Redacted.Redacted, max: number, prepare: boolean, stateme
         connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
         idleTimeoutMillis: 30_000,
         max,
-        application_name: "handoff-desk",
+        application_name: APPLICATION_NAME,
         Client: clientClass(prepare, statementTimeoutMs)
       })
       // A pooled connection that breaks while idle is dropped by the pool; its error has no statement to fail.
@@ -146,13 +154,16 @@ export const layer = (url: Redacted.Redacted) =>
           })
         )
       }
+      const connection = withStatementTimeout(target.url, statementTimeoutMs)
+      const notifications = Layer.succeed(Notifications, {
+        listen: listenOn({
+          connectionString: Redacted.value(connection),
+          connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
+          application_name: APPLICATION_NAME
+        })
+      })
       return PgClient.layerFromPool({
-        acquire: openPool(
-          withStatementTimeout(target.url, statementTimeoutMs),
-          maxConnections,
-          prepare,
-          statementTimeoutMs
-        )
-      }).pipe(Layer.catchAll((error) => Layer.fail(explain(target, error))))
+        acquire: openPool(connection, maxConnections, prepare, statementTimeoutMs)
+      }).pipe(Layer.catchAll((error) => Layer.fail(explain(target, error))), Layer.merge(notifications))
     })
   )

@@ -1,5 +1,4 @@
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import {
   Config,
   Context,
@@ -17,6 +16,7 @@ import {
 import { randomUUID } from "node:crypto"
 import { boarding } from "../Boarding.ts"
 import type { Preview } from "../Domain/Preview.ts"
+import { Notifications } from "../Storage.ts"
 
 /** Where migration 0012 announces each changed handoff's seq; the cache's own pings travel on it too. */
 const CHANNEL = "handoff_changed"
@@ -65,9 +65,8 @@ const make = Effect.gen(function*() {
     Config.validate({ message: "DESK_PREVIEW_CACHE must be 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(10_000)
   )
-  const pg = yield* Effect.serviceOption(PgClient.PgClient)
-  if (capacity === 0 || Option.isNone(pg)) return none
-  const client = pg.value
+  const notifications = yield* Effect.serviceOption(Notifications)
+  if (capacity === 0 || Option.isNone(notifications)) return none
   const sql = yield* SqlClient.SqlClient
   const run = yield* FiberSet.makeRuntime<never>()
 
@@ -137,7 +136,7 @@ const make = Effect.gen(function*() {
       return counts
     })
 
-  const listen = Effect.forkScoped(Stream.runForEach(client.listen(CHANNEL), heard))
+  const listen = Effect.forkScoped(Stream.runForEach(notifications.value.listen(CHANNEL), heard))
   let listener = yield* listen
   // Until an answer (LISTEN may not be registered yet when the first ping goes out) pings start quick and wait
   // twice as long after each miss, up to the two seconds a hearing listener gets: a far database is still heard.

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { connect, createServer, type Socket } from "node:net"
+import { send } from "../support/Loopback.ts"
+import { startDesk } from "../support/Process.ts"
+import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
+
+const LISTEN = Buffer.from("LISTEN \"handoff_changed\"")
+
+/**
+ * A TCP proxy that counts the connections that sent LISTEN on the preview cache's channel and, on `cut`, drops
+ * every byte of those so far, both ways, for good, without closing them (a partition, or a NAT that lost them).
+ * Every other connection, and every later one, passes as usual.
+ */
+const listenerProxy = (target: { host: string; port: number }) =>
+  Effect.acquireRelease(
+    Effect.async<{ port: number; listens: () => number; cut: () => void; close: () => Promise<void> }>((resume) => {
+      const sockets = new Set<Socket>()
+      const listening: Array<{ cut: boolean }> = []
+      const server = createServer((client) => {
+        const upstream = connect(target.port, target.host)
+        const link = { cut: false }
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on("error", () => socket.destroy())
+        }
+        client.on("close", () => {
+          if (!link.cut) upstream.destroy()
+        })
+        upstream.on("close", () => {
+          if (!link.cut) client.destroy()
+        })
+        client.on("data", (chunk: Buffer) => {
+          if (chunk.includes(LISTEN) && !listening.includes(link)) listening.push(link)
+          if (!link.cut) upstream.write(chunk)
+        })
+        upstream.on("data", (chunk: Buffer) => {
+          if (!link.cut) client.write(chunk)
+        })
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          port: (server.address() as { port: number }).port,
+          listens: () => listening.length,
+          cut: () => {
+            for (const link of listening) link.cut = true
+          },
+          close: () =>
+            new Promise<void>((done) => {
+              for (const socket of sockets) socket.destroy()
+              server.close(() => done())
+            })
+        })))
+    }),
+    (proxy) => Effect.promise(proxy.close)
+  )
+
+describe.skipIf(DATABASE_URL === undefined)("a partition that cuts the preview cache's LISTEN connection", () => {
+  it.scopedLive(
+    "the desk listens again on a new connection, instead of waiting for the silent one's UNLISTEN",
+    () =>
+      Effect.gen(function*() {
+        const url = new URL(yield* freshDatabaseUrl(DATABASE_URL!))
+        const proxy = yield* listenerProxy({ host: url.hostname, port: Number(url.port || "5432") })
+        url.hostname = "127.0.0.1"
+        url.port = String(proxy.port)
+        const desk = yield* startDesk({ env: { DATABASE_URL: url.toString() } })
+        const listening = (count: number, seconds: number) =>
+          Effect.gen(function*() {
+            for (let waited = 0; waited < seconds * 10 && proxy.listens() < count; waited++) {
+              yield* Effect.sleep("100 millis")
+            }
+            return proxy.listens()
+          })
+        expect(yield* listening(1, 10)).toBe(1)
+
+        proxy.cut()
+        // The cache misses its pings (about 14 s of them) and restarts its listener: on a new connection.
+        expect(yield* listening(2, 40)).toBe(2)
+        expect((yield* send(`${desk.url}/api/health`, { fresh: true })).status).toBe(200)
+      }),
+    90_000
+  )
+})
