@@ -3,8 +3,8 @@ import { Console, Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, rmSync, symlinkSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { parseArgs } from "node:util"
 import { bundleDesk, startCommand } from "../scripts/bundle.mjs"
+import { benchArgs } from "./Args.ts"
 import { cpuPerRequest, hammer, median } from "./Measure.ts"
 import { freePort, startServer } from "./Processes.ts"
 import { watchScheduling } from "./Report.ts"
@@ -18,18 +18,21 @@ import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
  */
 const COMPARABLE: ReadonlyArray<ScenarioName> = SCENARIOS.filter((name) => name !== "file")
 
-const { values: args } = parseArgs({
-  options: {
-    base: { type: "string", default: "HEAD" },
-    handoffs: { type: "string", default: "100000" },
-    scenarios: { type: "string", default: "llms,status,preview" },
-    rounds: { type: "string", default: "3" },
-    connections: { type: "string", default: "64" },
-    duration: { type: "string", default: "6" },
-    warmup: { type: "string", default: "2" },
-    seed: { type: "string", default: "1" }
+const args = benchArgs(
+  "npm run bench:compare --",
+  "Bundles this checkout and --base, then measures both on the same catalog in alternating rounds and prints\n" +
+    "each round's desk CPU a request and throughput (docs/benchmark.md).",
+  {
+    base: { type: "string", default: "HEAD", help: "the revision to compare this checkout with" },
+    handoffs: { type: "string", default: "100000", help: "catalog size" },
+    scenarios: { type: "string", default: "llms,status,preview", help: "scenarios, comma-separated (not file)" },
+    rounds: { type: "string", default: "3", help: "alternating rounds" },
+    connections: { type: "string", default: "64", help: "concurrent connections" },
+    duration: { type: "string", default: "6", help: "measured seconds per scenario and round" },
+    warmup: { type: "string", default: "2", help: "warm-up seconds per scenario and round" },
+    seed: { type: "string", default: "1", help: "seed of the synthetic catalog and the requests" }
   }
-})
+)
 
 const handoffs = Number(args.handoffs)
 const rounds = Number(args.rounds)

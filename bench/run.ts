@@ -3,8 +3,8 @@ import { Console, Effect, Schema } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
-import { parseArgs } from "node:util"
 import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
+import { benchArgs } from "./Args.ts"
 import { deskCommand, referenceCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
 import { cpuPerRequest, hammer, type WithCpu } from "./Measure.ts"
@@ -27,26 +27,30 @@ import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 import { TAGS, textQueries } from "./SyntheticCatalog.ts"
 
-const { values: args } = parseArgs({
-  options: {
-    handoffs: { type: "string", default: "10000" },
-    store: { type: "string" },
-    connections: { type: "string", default: "64" },
-    duration: { type: "string", default: "10" },
-    warmup: { type: "string", default: "3" },
-    scenarios: { type: "string", default: SCENARIOS.join(",") },
-    seed: { type: "string", default: "1" },
-    reload: { type: "boolean", default: false },
-    desk: { type: "string", default: "start" },
-    "heap-mb": { type: "string" },
-    "cpu-prof": { type: "boolean", default: false },
-    rate: { type: "string" },
-    workers: { type: "string", default: "1" },
-    scaling: { type: "string" },
-    "scaling-rounds": { type: "string", default: "3" },
-    out: { type: "string", default: "bench/results" }
+const args = benchArgs(
+  "npm run bench --",
+  "Loads a synthetic catalog, starts the desk and measures its routes against an empty HttpApi endpoint, the\n" +
+    "desk's search run directly in SQL and bare node:http (docs/benchmark.md). PostgreSQL when DATABASE_URL is\n" +
+    "set, else embedded PGlite in .bench-data/.",
+  {
+    handoffs: { type: "string", default: "10000", help: "catalog size: 10000, 100000 or 1000000" },
+    store: { type: "string", help: "pglite or postgres (default: postgres when DATABASE_URL is set)" },
+    connections: { type: "string", default: "64", help: "concurrent connections of a closed-loop scenario" },
+    duration: { type: "string", default: "10", help: "measured seconds per scenario" },
+    warmup: { type: "string", default: "3", help: "warm-up seconds per scenario" },
+    scenarios: { type: "string", default: SCENARIOS.join(","), help: "the scenarios to run, comma-separated" },
+    seed: { type: "string", default: "1", help: "seed of the synthetic catalog and the requests" },
+    reload: { type: "boolean", default: false, help: "rebuild the catalog even when it is already loaded" },
+    desk: { type: "string", default: "start", help: "start (the bundle, as npm start runs it) or tsx" },
+    "heap-mb": { type: "string", help: "the desk's --max-old-space-size instead of npm start's" },
+    "cpu-prof": { type: "boolean", default: false, help: "write V8 CPU profiles of the desk into bench/profiles/" },
+    rate: { type: "string", help: "offer n requests a second (open loop) instead of a closed loop" },
+    workers: { type: "string", default: "1", help: "DESK_WORKERS of the desk (above 1 needs REDIS_URL)" },
+    scaling: { type: "string", help: "compare n workers with one (default: 2 in a full run, 1 = none)" },
+    "scaling-rounds": { type: "string", default: "3", help: "rounds of the workers comparison" },
+    out: { type: "string", default: "bench/results", help: "directory of the results file" }
   }
-})
+)
 
 const handoffs = Number(args.handoffs)
 const connections = Number(args.connections)
