@@ -61,7 +61,7 @@ const make = Effect.gen(function*() {
   const agents = yield* AgentRepo
   const sql = yield* SqlClient.SqlClient
   const rail = yield* RailProfile
-  const tagsInUse = yield* makeTagsInUse(repo.tagCounts)
+  const tagCounts = yield* makeTagsInUse(repo.tagCounts)
   const deepPages = yield* makeDeepPages()
 
   /** The filer's agent record is created with its first filing, with the payout address it names, if any. */
@@ -136,7 +136,7 @@ const make = Effect.gen(function*() {
     const row = yield* sql.withTransaction(
       Effect.zipRight(claimPayout(agent, request.payoutAddress), repo.insert(handoff))
     ).pipe(Effect.catchTags({ SqlError: Effect.die, BodyTaken: taken }))
-    yield* tagsInUse.add(row.tags)
+    yield* tagCounts.add(row.tags)
     return toPreview(row)
   })
 
@@ -157,7 +157,7 @@ const make = Effect.gen(function*() {
           })
         ))
     )
-    yield* tagsInUse.add(row.tags)
+    yield* tagCounts.add(row.tags)
     return toPreview(row)
   })
 
@@ -195,7 +195,15 @@ const make = Effect.gen(function*() {
 
   const demoId = Effect.map(repo.demoSeq, Option.map((seq) => `DESK-${seq}`))
 
-  return { file, seed, get, discover, tagsInUse: tagsInUse.get, tagStats: repo.tagStats, ensureDemo, demoId } as const
+  const demoTags = Effect.flatMap(repo.demoSeq, (seq) =>
+    Option.isNone(seq)
+      ? Effect.succeed([])
+      : Effect.map(repo.findBySeq(seq.value), Option.match({ onNone: () => [], onSome: (row) => row.tags })))
+
+  /** The tags in use, most used first; with `includeDemo` (a listing that shows the demo packet) its tags too. */
+  const tagsInUse = (includeDemo: boolean) => includeDemo ? Effect.flatMap(demoTags, tagCounts.get) : tagCounts.get()
+
+  return { file, seed, get, discover, tagsInUse, tagStats: repo.tagStats, ensureDemo, demoId } as const
 })
 
 export class Catalog extends Context.Tag("Catalog")<Catalog, Effect.Effect.Success<typeof make>>() {

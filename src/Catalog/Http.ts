@@ -82,7 +82,7 @@ export const CatalogHttp = HttpApiBuilder.group(DeskApi, "catalog", (handlers) =
       .handle("catalog", ({ urlParams }) =>
         Effect.gen(function*() {
           const query = toCatalogQuery(urlParams)
-          const [listing, tags] = yield* Effect.all([catalog.discover(query), catalog.tagsInUse])
+          const [listing, tags] = yield* Effect.all([catalog.discover(query), catalog.tagsInUse(query.includeDemo)])
           return encodedAsIs(CatalogResponse, { ...listing, tags: tags.tags, tagCount: tags.total, sort: query.sort })
         }))
   }))

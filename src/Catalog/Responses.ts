@@ -66,7 +66,8 @@ export const CatalogResponse = Schema.Struct({
   pages: Schema.Int,
   match: TextMatchField,
   tags: Schema.Array(Schema.String).annotations({
-    description: `The tags in use, most used first: at most ${TAG_LISTING_MAX} (tagCount says how many there are)`
+    description: `The tags in use, most used first: at most ${TAG_LISTING_MAX} (tagCount says how many there ` +
+      "are); with include=demo the demo packet's tags count too"
   }),
   tagCount: Schema.Int.annotations({ description: "How many distinct tags are in use" }),
   sort: Schema.String,

@@ -56,6 +56,22 @@ class Counts {
     this.listing ??= { tags: this.top.slice(), total: this.uses.size }
     return this.listing
   }
+
+  /**
+   * The listing with `extra` counted once more each (a listing that shows the demo packet counts its tags): only
+   * they gain, so the new top is found among the old top and them.
+   */
+  including(extra: ReadonlyArray<string>): TagListing {
+    const added = new Set(extra)
+    if (added.size === 0) return this.current
+    const uses = (tag: string) => (this.uses.get(tag) ?? 0) + (added.has(tag) ? 1 : 0)
+    const tags = [...new Set([...this.top, ...added])]
+      .sort((a, b) => uses(b) - uses(a) || (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, TAG_LISTING_MAX)
+    let total = this.uses.size
+    for (const tag of added) if (!this.uses.has(tag)) total++
+    return { tags, total }
+  }
 }
 
 interface Loaded {
@@ -72,16 +88,18 @@ interface Loaded {
  */
 export const makeTagsInUse = (load: Effect.Effect<ReadonlyArray<TagCount>>, now: () => number = Date.now) =>
   Effect.map(SynchronizedRef.make(Option.none<Loaded>()), (state) => ({
-    get: SynchronizedRef.modifyEffect(
-      state,
-      (current): Effect.Effect<readonly [TagListing, Option.Option<Loaded>]> =>
-        Option.isSome(current) && now() - current.value.loadedAt < TAGS_RELOAD_AFTER_MS
-          ? Effect.succeed([current.value.counts.current, current])
-          : Effect.map(load, (rows) => {
-            const counts = new Counts(rows)
-            return [counts.current, Option.some({ counts, loadedAt: now() })]
-          })
-    ),
+    /** The listing, counting `extra` tags once more each (the demo packet's, where a listing shows it). */
+    get: (extra: ReadonlyArray<string> = []) =>
+      SynchronizedRef.modifyEffect(
+        state,
+        (current): Effect.Effect<readonly [TagListing, Option.Option<Loaded>]> =>
+          Option.isSome(current) && now() - current.value.loadedAt < TAGS_RELOAD_AFTER_MS
+            ? Effect.succeed([current.value.counts.including(extra), current])
+            : Effect.map(load, (rows) => {
+              const counts = new Counts(rows)
+              return [counts.including(extra), Option.some({ counts, loadedAt: now() })]
+            })
+      ),
     /** After a filing has committed: waits for a load in progress, whose snapshot may predate the filing. */
     add: (tags: ReadonlyArray<string>) =>
       SynchronizedRef.update(state, (current) => {

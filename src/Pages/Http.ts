@@ -50,7 +50,7 @@ export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
               : html(invalidSearchPage(issues), 422)
           }
           const query = toCatalogQuery(decoded.right)
-          const [listing, tags] = yield* Effect.all([catalog.discover(query), catalog.tagsInUse])
+          const [listing, tags] = yield* Effect.all([catalog.discover(query), catalog.tagsInUse(query.includeDemo)])
           if (!json) {
             // Decoded, so every value sent is a string.
             const params = sent as Record<string, string>
