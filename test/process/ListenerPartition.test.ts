@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { connect, createServer, type Socket } from "node:net"
+import { cuttableProxy, type Link } from "../support/CuttableProxy.ts"
 import { send } from "../support/Loopback.ts"
 import { startDesk } from "../support/Process.ts"
 import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
@@ -8,52 +8,23 @@ import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
 const LISTEN = Buffer.from("LISTEN \"handoff_changed\"")
 
 /**
- * A TCP proxy that counts the connections that sent LISTEN on the preview cache's channel and, on `cut`, drops
- * every byte of those so far, both ways, for good, without closing them (a partition, or a NAT that lost them).
- * Every other connection, and every later one, passes as usual.
+ * A proxy that counts the connections that sent LISTEN on the preview cache's channel and, on `cut`, cuts those so
+ * far for good, without closing them (a partition, or a NAT that lost them). Later connections pass as usual.
  */
 const listenerProxy = (target: { host: string; port: number }) =>
-  Effect.acquireRelease(
-    Effect.async<{ port: number; listens: () => number; cut: () => void; close: () => Promise<void> }>((resume) => {
-      const sockets = new Set<Socket>()
-      const listening: Array<{ cut: boolean }> = []
-      const server = createServer((client) => {
-        const upstream = connect(target.port, target.host)
-        const link = { cut: false }
-        for (const socket of [client, upstream]) {
-          sockets.add(socket)
-          socket.on("error", () => socket.destroy())
-        }
-        client.on("close", () => {
-          if (!link.cut) upstream.destroy()
-        })
-        upstream.on("close", () => {
-          if (!link.cut) client.destroy()
-        })
-        client.on("data", (chunk: Buffer) => {
-          if (chunk.includes(LISTEN) && !listening.includes(link)) listening.push(link)
-          if (!link.cut) upstream.write(chunk)
-        })
-        upstream.on("data", (chunk: Buffer) => {
-          if (!link.cut) client.write(chunk)
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          port: (server.address() as { port: number }).port,
-          listens: () => listening.length,
-          cut: () => {
-            for (const link of listening) link.cut = true
-          },
-          close: () =>
-            new Promise<void>((done) => {
-              for (const socket of sockets) socket.destroy()
-              server.close(() => done())
-            })
-        })))
-    }),
-    (proxy) => Effect.promise(proxy.close)
-  )
+  Effect.gen(function*() {
+    const listening: Array<Link> = []
+    const proxy = yield* cuttableProxy(target, (chunk, link) => {
+      if (chunk.includes(LISTEN) && !listening.includes(link)) listening.push(link)
+    })
+    return {
+      port: proxy.port,
+      listens: () => listening.length,
+      cut: () => {
+        for (const link of listening) link.cut = true
+      }
+    }
+  })
 
 describe.skipIf(DATABASE_URL === undefined)("a partition that cuts the preview cache's LISTEN connection", () => {
   it.scopedLive(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { connect, createServer, type Socket } from "node:net"
+import { cuttableProxy } from "../support/CuttableProxy.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { postJson, send } from "../support/Loopback.ts"
 import { startDesk } from "../support/Process.ts"
@@ -9,55 +9,29 @@ import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
 const COMMIT = Buffer.from("COMMIT\0")
 
 /**
- * A TCP proxy where, once armed, the first connection that sends COMMIT is partitioned: that COMMIT and every
- * later byte, both ways, are dropped, and its close never reaches the server (a partition: the FIN is lost too).
- * Every other connection passes as usual.
+ * A proxy where, once armed, the first connection that sends COMMIT is partitioned: that COMMIT and every later
+ * byte, both ways, are dropped, and its close never reaches the server (the FIN is lost too). Every other
+ * connection passes as usual.
  */
 const partitionProxy = (target: { host: string; port: number }) =>
-  Effect.acquireRelease(
-    Effect.async<{ port: number; arm: () => void; close: () => Promise<void>; cut: () => number }>((resume) => {
-      let armed = false
-      let cutCount = 0
-      const sockets = new Set<Socket>()
-      const server = createServer((client) => {
-        const upstream = connect(target.port, target.host)
-        let cut = false
-        for (const socket of [client, upstream]) {
-          sockets.add(socket)
-          socket.on("error", () => socket.destroy())
-        }
-        client.on("close", () => {
-          if (!cut) upstream.destroy()
-        })
-        upstream.on("close", () => client.destroy())
-        client.on("data", (chunk: Buffer) => {
-          if (!cut && armed && chunk.includes(COMMIT)) {
-            armed = false
-            cut = true
-            cutCount++
-          }
-          if (!cut) upstream.write(chunk)
-        })
-        upstream.on("data", (chunk: Buffer) => {
-          if (!cut) client.write(chunk)
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          port: (server.address() as { port: number }).port,
-          arm: () => {
-            armed = true
-          },
-          cut: () => cutCount,
-          close: () =>
-            new Promise<void>((done) => {
-              for (const socket of sockets) socket.destroy()
-              server.close(() => done())
-            })
-        })))
-    }),
-    (proxy) => Effect.promise(proxy.close)
-  )
+  Effect.gen(function*() {
+    let armed = false
+    let cutCount = 0
+    const proxy = yield* cuttableProxy(target, (chunk, link) => {
+      if (armed && chunk.includes(COMMIT)) {
+        armed = false
+        link.cut = true
+        cutCount++
+      }
+    })
+    return {
+      port: proxy.port,
+      arm: () => {
+        armed = true
+      },
+      cut: () => cutCount
+    }
+  })
 
 describe.skipIf(DATABASE_URL === undefined)("a partition that cuts a transaction before its COMMIT", () => {
   it.scopedLive(
