@@ -13,6 +13,7 @@ const STORAGE_SUITES = [
   "test/catalog/PreviewsTogether.test.ts",
   "test/catalog/SaleNotices.test.ts",
   "test/catalog/DeepPagesHttp.test.ts",
+  "test/catalog/ListingBudget.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",

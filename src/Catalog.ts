@@ -175,7 +175,7 @@ const make = Effect.gen(function*() {
    * short to fit the listing budget. Deep pages are read one at a time (src/Catalog/DeepPages.ts).
    */
   const discover = fn("Catalog.discover")(function*(query: CatalogQuery) {
-    const { match, rows, total } = yield* deepPages(query, repo.search(query))
+    const { match, omitted: cut, rows, total } = yield* deepPages(query, repo.search(query))
     const { items, omitted } = fitListing(rows.map(toPreview))
     return {
       total,
@@ -184,7 +184,7 @@ const make = Effect.gen(function*() {
       pages: pagesOf(total, query.limit),
       match: query.q === "" ? null : match,
       items,
-      ...itemsOmitted(omitted)
+      ...itemsOmitted(cut + omitted)
     }
   })
 

@@ -2,9 +2,10 @@ import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt } from "../Domain/DbTypes.ts"
 import { BROADENED_WORDS, type CatalogQuery } from "../Domain/Discover.ts"
-import { pageWithOnePast } from "../Domain/Paging.ts"
+import { DEFAULT_LIMIT, pageWithOnePast } from "../Domain/Paging.ts"
 import { plannedRows } from "../PlannedRows.ts"
-import { type HandoffRow, HandoffRowDecoded, HandoffRowWithTotal, previewJson } from "./HandoffRow.ts"
+import { type HandoffRow, ListedRow, ListedRowWithTotal, previewJson } from "./HandoffRow.ts"
+import { LISTING_MAX_BYTES } from "./ListingBudget.ts"
 
 export interface CountLimits {
   /** Totals up to this many matches are exact. */
@@ -41,6 +42,8 @@ export interface SearchResult {
   readonly rows: ReadonlyArray<HandoffRow>
   readonly total: number
   readonly totalIsEstimate: boolean
+  /** Rows of the page the database left out, from its end, to keep the page within the listing budget. */
+  readonly omitted: number
 }
 
 /**
@@ -170,6 +173,31 @@ const paging = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
 /** The preview of `h`, the handoff a listing statement reads, as one JSON object (`previewJson`). */
 const previewColumns = (sql: SqlClient.SqlClient) => sql.literal(previewJson("h"))
 
+/**
+ * A listing statement's rows as far as the listing budget reaches, cut in the database when the page is larger
+ * than the default: each row whose page rows before it weigh less than LISTING_MAX_BYTES as the database's JSON,
+ * with `page_rows`, how many rows the statement read. A page of a hundred of the largest previews (about 70 KB
+ * each) was read whole, 7 MB parsed by the desk (tens of milliseconds of its CPU) to be cut to fifteen: an
+ * amplification anyone who files such handoffs could ask for again and again. The database's JSON of a preview is
+ * about its answer's (a few bytes of spacing more, the links and notes the answer adds less), so the cut falls at
+ * or past the one `fitListing` makes exactly, and the first row is always handed over. A page of the default size
+ * (at most 21 rows, 2.3 MB at worst) is read whole: the windows cost its statement's usual pages 5-8 % of
+ * throughput (bench:compare, discover by text and tag).
+ * The windows take the rows in the statement's order: with no ORDER BY or PARTITION of their own PostgreSQL
+ * sorts nothing between the statement and them (test/catalog/ListingBudget.test.ts reads such pages in order).
+ */
+const withinBudget = <A extends object>(
+  sql: SqlClient.SqlClient,
+  query: CatalogQuery,
+  statement: Statement.Statement<A>
+): Statement.Statement<A> =>
+  query.limit <= DEFAULT_LIMIT ? statement : sql<A>`SELECT * FROM (
+      SELECT listed.*, count(*) OVER () AS page_rows,
+        sum(octet_length(listed.preview::text)) OVER (ROWS UNBOUNDED PRECEDING)
+          - octet_length(listed.preview::text) AS weighed_before
+      FROM (${statement}) listed
+    ) budgeted WHERE weighed_before < ${LISTING_MAX_BYTES}`
+
 const Total = Schema.Struct({ total: DbInt })
 
 /**
@@ -193,10 +221,14 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
     const columns = previewColumns(sql)
     const capped = (cap: number) =>
       sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
-    const result = (rows: ReadonlyArray<HandoffRow>, total: number, totalIsEstimate: boolean): SearchResult => ({
-      ...pageWithOnePast(rows, { offset, limit: query.limit }, total),
-      totalIsEstimate
-    })
+    const result = (rows: ReadonlyArray<ListedRow>, total: number, totalIsEstimate: boolean): SearchResult => {
+      const read = rows[0]?.page_rows ?? rows.length
+      return {
+        ...pageWithOnePast(rows, { offset, limit: query.limit }, total, read),
+        totalIsEstimate,
+        omitted: Math.min(read, query.limit) - Math.min(rows.length, query.limit)
+      }
+    }
     // A page past the end has no row to carry the total: it is read on its own.
     const totalAlone = (total: Statement.Fragment) =>
       Effect.map(
@@ -214,12 +246,16 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
       const tally = sql`(SELECT coalesce(sum(packets), 0) FROM tag_tally WHERE tag = ${query.tag})`
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
-        Result: HandoffRowWithTotal,
+        Result: ListedRowWithTotal,
         execute: () => {
           const listed = tagListingRows(sql, query, page)
-          return listed === undefined
-            ? sql`SELECT ${columns}, ${tally} AS total ${orderedRows(sql, query)} ${page}`
-            : sql`SELECT ${columns}, ${tally} AS total ${listed}`
+          return withinBudget(
+            sql,
+            query,
+            listed === undefined
+              ? sql`SELECT ${columns}, ${tally} AS total ${orderedRows(sql, query)} ${page}`
+              : sql`SELECT ${columns}, ${tally} AS total ${listed}`
+          )
         }
       })(undefined)
       return result(rows, rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* totalAlone(tally), false)
@@ -231,8 +267,8 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
       const cap = query.sort === "relevance" ? limits.rankedUpTo : limits.exactUpTo
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
-        Result: HandoffRowWithTotal,
-        execute: () => textPage(sql, query, text, cap, limits)
+        Result: ListedRowWithTotal,
+        execute: () => withinBudget(sql, query, textPage(sql, query, text, cap, limits))
       })(undefined)
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
@@ -241,15 +277,15 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
     if (planned > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
-        Result: HandoffRowDecoded,
-        execute: () => sql`SELECT ${columns} ${ordered}`
+        Result: ListedRow,
+        execute: () => withinBudget(sql, query, sql`SELECT ${columns} ${ordered}`)
       })(undefined)
       return result(rows, planned, true)
     }
     const rows = yield* SqlSchema.findAll({
       Request: Schema.Void,
-      Result: HandoffRowWithTotal,
-      execute: () => sql`SELECT ${columns}, ${capped(limits.exactUpTo)} AS total ${ordered}`
+      Result: ListedRowWithTotal,
+      execute: () => withinBudget(sql, query, sql`SELECT ${columns}, ${capped(limits.exactUpTo)} AS total ${ordered}`)
     })(undefined)
     const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.exactUpTo)
     const { estimated, total: reported } = exactOrNot(total, planned)

@@ -75,9 +75,15 @@ export const withinResultWindow = <S extends Schema.Schema.Any>(schema: S) =>
 
 /**
  * A page read with one row past it (LIMIT limit + 1): the page's rows, and a total never below the rows seen, the
- * one past the page included, so `pagesOf` shows a following page whatever an estimated total says.
+ * one past the page included, so `pagesOf` shows a following page whatever an estimated total says. `read` is how
+ * many rows the statement found, when it handed over fewer (a listing cut to its budget).
  */
-export const pageWithOnePast = <A>(rows: ReadonlyArray<A>, paging: Omit<Paging, "page">, total: number) => ({
+export const pageWithOnePast = <A>(
+  rows: ReadonlyArray<A>,
+  paging: Omit<Paging, "page">,
+  total: number,
+  read: number = rows.length
+) => ({
   rows: rows.slice(0, paging.limit),
-  total: Math.max(total, rows.length === 0 ? 0 : paging.offset + Math.min(rows.length, paging.limit + 1))
+  total: Math.max(total, read === 0 ? 0 : paging.offset + Math.min(read, paging.limit + 1))
 })

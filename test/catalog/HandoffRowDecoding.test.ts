@@ -1,10 +1,10 @@
 import { Either, FastCheck as fc, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { HandoffRow, HandoffRowDecoded, HandoffRowWithTotal } from "../../src/Catalog/HandoffRow.ts"
+import { HandoffRow, HandoffRowDecoded, ListedRowWithTotal } from "../../src/Catalog/HandoffRow.ts"
 import { DbInt } from "../../src/Domain/DbTypes.ts"
 
-/** The schema the hand-written decoders stand for, with a listing's count. */
-const WithTotal = Schema.Struct({ ...HandoffRow.fields, total: DbInt })
+/** The schema the hand-written decoders stand for, with a listing's count and (where cut) the rows its page read. */
+const Listed = Schema.Struct({ ...HandoffRow.fields, total: DbInt, page_rows: Schema.optional(DbInt) })
 
 const INTS = ["seq", "price_micro", "reconstruct_micro", "body_chars", "purchases", "useful", "not_useful"]
 
@@ -36,11 +36,12 @@ const driverRow = fc.record({
   not_useful: fc.nat(),
   filed_at: fc.date({ noInvalidDate: true }),
   total: fc.nat(),
+  page_rows: fc.option(fc.nat(), { nil: undefined }),
   // A column no preview reads: both leave it out.
   search: fc.string()
 }).chain((row) =>
   fc.record({
-    asStrings: fc.subarray([...INTS, "total"]),
+    asStrings: fc.subarray([...INTS, "total", "page_rows"]),
     dateAsString: fc.boolean()
   }).map(({ asStrings, dateAsString }) => {
     const out: Record<string, unknown> = { ...row }
@@ -78,7 +79,7 @@ const oddValue = fc.constantFrom<unknown>(
   "other"
 )
 
-const withOddColumn = fc.tuple(driverRow, fc.constantFrom(...Object.keys(WithTotal.fields)), oddValue)
+const withOddColumn = fc.tuple(driverRow, fc.constantFrom(...Object.keys(Listed.fields)), oddValue)
   .map(([row, column, value]) => ({ ...row, [column]: value }))
 
 /** A decoded value in a form `toEqual` tells apart: a Date by its time (an invalid one's is NaN). */
@@ -96,17 +97,17 @@ const outcome = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
 
 /**
  * A flat row as the listing statements read it: its preview's columns as the object `preview` (previewJson), its
- * count beside it. What is not an object stays as it is.
+ * count and its page's rows beside it. What is not an object stays as it is.
  */
 const asRead = (input: unknown): unknown => {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return input
-  const { total, ...preview } = input as Record<string, unknown>
-  return { preview, total }
+  const { page_rows, total, ...preview } = input as Record<string, unknown>
+  return { preview, total, page_rows }
 }
 
 const agree = (input: unknown) => {
   expect(outcome(HandoffRowDecoded, asRead(input))).toEqual(outcome(HandoffRow, input))
-  expect(outcome(HandoffRowWithTotal, asRead(input))).toEqual(outcome(WithTotal, input))
+  expect(outcome(ListedRowWithTotal, asRead(input))).toEqual(outcome(Listed, input))
 }
 
 describe("the hand-written decoding of handoff rows", () => {
@@ -128,25 +129,26 @@ describe("the hand-written decoding of handoff rows", () => {
     for (const input of [null, undefined, "row", 1, [], [{}]]) agree(input)
     const [row] = fc.sample(driverRow, { numRuns: 1, seed: 3 })
     for (const preview of [undefined, null, "row", [row]]) {
-      expect(outcome(HandoffRowWithTotal, { preview, total: 1 })).toBe("refused")
+      expect(outcome(ListedRowWithTotal, { preview, total: 1, page_rows: 1 })).toBe("refused")
     }
     // The flat columns, as the statements read them before the preview came as one object, are not a row.
-    expect(outcome(HandoffRowWithTotal, row)).toBe("refused")
+    expect(outcome(ListedRowWithTotal, row)).toBe("refused")
   })
 
   it("reads a preview as PostgreSQL's JSON gives it: int8 as numbers, the date with its offset", () => {
     const [row] = fc.sample(driverRow, { numRuns: 1, seed: 11 })
-    const { total: _, ...columns } = row as Record<string, unknown>
+    const { page_rows: __, total: _, ...columns } = row as Record<string, unknown>
     const json = JSON.parse(JSON.stringify({ ...columns, seq: 42, filed_at: "2026-11-27T20:08:07.262458-05:00" }))
-    const decoded = Schema.decodeUnknownSync(HandoffRowWithTotal)({ preview: json, total: 3 })
+    const decoded = Schema.decodeUnknownSync(ListedRowWithTotal)({ preview: json, total: 3, page_rows: 21 })
     expect(decoded.seq).toBe(42)
     expect(decoded.total).toBe(3)
+    expect(decoded.page_rows).toBe(21)
     expect(decoded.filed_at.toISOString()).toBe("2026-11-28T01:08:07.262Z")
   })
 
   it("keeps dates as dates and int8 strings as numbers", () => {
     const [row] = fc.sample(driverRow, { numRuns: 1, seed: 7 })
-    const decoded = Schema.decodeUnknownSync(HandoffRowWithTotal)(asRead({
+    const decoded = Schema.decodeUnknownSync(ListedRowWithTotal)(asRead({
       ...row,
       seq: "9007199254740991",
       total: "40",

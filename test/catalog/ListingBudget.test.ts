@@ -1,11 +1,14 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
-import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { fitListing, LISTING_MAX_BYTES } from "../../src/Catalog/ListingBudget.ts"
+import { COUNT_LIMITS, search } from "../../src/Catalog/Search.ts"
+import { type DiscoverParams, toCatalogQuery } from "../../src/Domain/Discover.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { largestFiling, newAgentId } from "../support/Fixtures.ts"
+import { backends } from "../support/Storage.ts"
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
 
@@ -46,39 +49,72 @@ describe("fitListing", () => {
   })
 })
 
-describe("listings of the largest previews, on PGlite", () => {
-  it.layer(deskOn(Pglite.layer({})), { timeout: 180_000 })((it) => {
-    it.effect("REST and MCP stay under the budget, saying how many items of the page they left out", () =>
-      Effect.gen(function*() {
-        const desk = yield* TestDesk
-        for (let n = 0; n < 20; n++) {
-          const agent = newAgentId()
-          const filed = yield* Effect.promise(() =>
-            desk.request("/api/handoffs", { json: largestFiling(agent, n), agent })
-          )
-          expect(filed.status).toBe(201)
-        }
-        for (const path of ["/api/discover?limit=100", "/api/handoffs?limit=100"]) {
-          const text = yield* Effect.promise(() => desk.request(path).then((response) => response.text()))
-          const page = JSON.parse(text)
-          expect(Buffer.byteLength(text), path).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
-          expect(page.items.length, path).toBeGreaterThan(5)
-          expect(page.items.length + page.itemsOmitted, path).toBe(20)
-        }
-        const ordinary = yield* Effect.promise(() => desk.request("/api/discover?limit=5").then(readJson))
-        expect(ordinary.items).toHaveLength(5)
-        expect(ordinary.itemsOmitted).toBeUndefined()
+for (const backend of backends) {
+  describe.skipIf(!backend.available)(`listings of the largest previews, over ${backend.name}`, () => {
+    it.layer(deskOn(backend.layer), { timeout: 180_000 })((it) => {
+      it.effect("REST and MCP stay under the budget, saying how many items of the page they left out", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const tags: Array<string> = []
+          for (let n = 0; n < 20; n++) {
+            const agent = newAgentId()
+            const filed = yield* Effect.promise(() =>
+              desk.request("/api/handoffs", { json: largestFiling(agent, n), agent })
+            )
+            expect(filed.status).toBe(201)
+            tags.push((yield* Effect.promise(() => readJson(filed))).tags[0])
+          }
 
-        const text = yield* Effect.promise(async () => {
-          const client = new Client({ name: "desk-test", version: "1.0.0" })
-          await client.connect(new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`)))
-          const result = await client.callTool({ name: "search_handoffs", arguments: { limit: 100 } })
-          await client.close()
-          return (result.content as Array<{ text: string }>)[0]!.text
-        })
-        const found = JSON.parse(text)
-        expect(Buffer.byteLength(text)).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
-        expect(found.items.length + found.itemsOmitted).toBe(20)
-      }))
+          // The database hands over the page only as far as the budget reaches, in the page's order, on each way a
+          // listing is read: by tag alone (the tag's own index), by text, by another sort with its count, and
+          // with the planner's estimate as the total (every estimate trusted as large here).
+          const sql = yield* SqlClient.SqlClient
+          const newestFirst = yield* Effect.promise(() => desk.request("/api/handoffs?limit=5").then(readJson))
+          const fittedItems = (yield* Effect.promise(() => desk.request("/api/handoffs?limit=100").then(readJson)))
+            .items.length
+          const ways: Array<[DiscoverParams, typeof COUNT_LIMITS]> = [
+            [{ limit: 100 }, COUNT_LIMITS],
+            [{ limit: 100, tag: tags[0]! }, COUNT_LIMITS],
+            [{ limit: 100, q: "teaser", sort: "recent" }, COUNT_LIMITS],
+            [{ limit: 100, sort: "price" }, COUNT_LIMITS],
+            [{ limit: 100 }, { ...COUNT_LIMITS, estimateTrustedAbove: 0 }]
+          ]
+          for (const [params, limits] of ways) {
+            const read = yield* Effect.orDie(search(sql, toCatalogQuery(params), limits))
+            const label = JSON.stringify(params)
+            // About 70 KB each in the database's JSON: 15 fit in the budget, the last one handed over crosses it.
+            expect(read.rows.length, label).toBeGreaterThanOrEqual(fittedItems)
+            expect(read.rows.length, label).toBeLessThanOrEqual(16)
+            expect(read.rows.length + read.omitted, label).toBe(20)
+            expect(read.total, label).toBeGreaterThanOrEqual(20)
+            if (params.sort !== "price") {
+              expect(read.rows.slice(0, 5).map((row) => `DESK-${row.seq}`), label).toEqual(
+                newestFirst.items.map((item: { id: string }) => item.id)
+              )
+            }
+          }
+          for (const path of ["/api/discover?limit=100", "/api/handoffs?limit=100"]) {
+            const text = yield* Effect.promise(() => desk.request(path).then((response) => response.text()))
+            const page = JSON.parse(text)
+            expect(Buffer.byteLength(text), path).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
+            expect(page.items.length, path).toBeGreaterThan(5)
+            expect(page.items.length + page.itemsOmitted, path).toBe(20)
+          }
+          const ordinary = yield* Effect.promise(() => desk.request("/api/discover?limit=5").then(readJson))
+          expect(ordinary.items).toHaveLength(5)
+          expect(ordinary.itemsOmitted).toBeUndefined()
+
+          const text = yield* Effect.promise(async () => {
+            const client = new Client({ name: "desk-test", version: "1.0.0" })
+            await client.connect(new StreamableHTTPClientTransport(new URL(`${desk.url}/mcp`)))
+            const result = await client.callTool({ name: "search_handoffs", arguments: { limit: 100 } })
+            await client.close()
+            return (result.content as Array<{ text: string }>)[0]!.text
+          })
+          const found = JSON.parse(text)
+          expect(Buffer.byteLength(text)).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
+          expect(found.items.length + found.itemsOmitted).toBe(20)
+        }))
+    })
   })
-})
+}
