@@ -170,19 +170,38 @@ const paging = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
   return { offset, page: sql`LIMIT ${query.limit + 1} OFFSET ${offset}` }
 }
 
-/** The preview of `h`, the handoff a listing statement reads, as one JSON object (`previewJson`). */
-const previewColumns = (sql: SqlClient.SqlClient) => sql.literal(previewJson("h"))
+/** Whether a listing's page is cut to the listing budget in the database (`withinBudget`): one above the default. */
+const cutInDatabase = (query: CatalogQuery) => query.limit > DEFAULT_LIMIT
+
+/**
+ * At most the bytes `h`'s preview weighs in a listing's answer: the texts the answer carries as they are (JSON's
+ * escapes only add to them), nothing else. Not the database's own JSON of the row, which can weigh more than the
+ * answer (jsonb writes 5e-324 as 326 digits, its spacing is not the answer's), and so cut a page short of what fits.
+ */
+const ANSWER_BYTES_AT_LEAST = `coalesce(octet_length(h.title) + octet_length(h.teaser) + octet_length(h.filer)
+  + octet_length(h.filer_did) + octet_length(h.why_pay) + octet_length(h.hash)
+  + octet_length(array_to_string(h.tags, '')) + octet_length(array_to_string(h.contains, ''))
+  + octet_length(array_to_string(h.does_not_contain, '')), 0)`
+
+/**
+ * The preview of `h`, the handoff a listing statement reads, as one JSON object (`previewJson`), and where the page
+ * is cut in the database the least it weighs in the answer (`weight`).
+ */
+const previewColumns = (sql: SqlClient.SqlClient, query: CatalogQuery) =>
+  sql.literal(
+    cutInDatabase(query) ? `${previewJson("h")}, ${ANSWER_BYTES_AT_LEAST} AS weight` : previewJson("h")
+  )
 
 /**
  * A listing statement's rows as far as the listing budget reaches, cut in the database when the page is larger
- * than the default: each row whose page rows before it weigh less than LISTING_MAX_BYTES as the database's JSON,
- * with `page_rows`, how many rows the statement read. A page of a hundred of the largest previews (about 70 KB
- * each) was read whole, 7 MB parsed by the desk (tens of milliseconds of its CPU) to be cut to fifteen: an
- * amplification anyone who files such handoffs could ask for again and again. The database's JSON of a preview is
- * about its answer's (a few bytes of spacing more, the links and notes the answer adds less), so the cut falls at
- * or past the one `fitListing` makes exactly, and the first row is always handed over. A page of the default size
- * (at most 21 rows, 2.3 MB at worst) is read whole: the windows cost its statement's usual pages 5-8 % of
- * throughput (bench:compare, discover by text and tag).
+ * than the default: each row whose page rows before it weigh at least LISTING_MAX_BYTES in the answer
+ * (`weight`, a bound from below) is left out, and every row has `page_rows`, how many rows the statement read. A
+ * page of a hundred of the largest previews (about 70 KB each) was read whole, 7 MB parsed by the desk (tens of
+ * milliseconds of its CPU) to be cut to fifteen: an amplification anyone who files such handoffs could ask for
+ * again and again; now about twenty rows come. With the weight never above a row's size in the answer, the cut
+ * falls at or past the one `fitListing` then makes exactly, and the first row is always handed over. A page of
+ * the default size (at most 21 rows, 2.3 MB at worst) is read whole: the windows cost its statement's usual pages
+ * 5-8 % of throughput (bench:compare, discover by text and tag).
  * The windows take the rows in the statement's order: with no ORDER BY or PARTITION of their own PostgreSQL
  * sorts nothing between the statement and them (test/catalog/ListingBudget.test.ts reads such pages in order).
  */
@@ -191,10 +210,9 @@ const withinBudget = <A extends object>(
   query: CatalogQuery,
   statement: Statement.Statement<A>
 ): Statement.Statement<A> =>
-  query.limit <= DEFAULT_LIMIT ? statement : sql<A>`SELECT * FROM (
+  !cutInDatabase(query) ? statement : sql<A>`SELECT * FROM (
       SELECT listed.*, count(*) OVER () AS page_rows,
-        sum(octet_length(listed.preview::text)) OVER (ROWS UNBOUNDED PRECEDING)
-          - octet_length(listed.preview::text) AS weighed_before
+        sum(listed.weight) OVER (ROWS UNBOUNDED PRECEDING) - listed.weight AS weighed_before
       FROM (${statement}) listed
     ) budgeted WHERE weighed_before < ${LISTING_MAX_BYTES}`
 
@@ -218,7 +236,7 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
   Effect.gen(function*() {
     const where = filters(sql, query, text)
     const { offset, page } = paging(sql, query)
-    const columns = previewColumns(sql)
+    const columns = previewColumns(sql, query)
     const capped = (cap: number) =>
       sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
     const result = (rows: ReadonlyArray<ListedRow>, total: number, totalIsEstimate: boolean): SearchResult => {
@@ -378,7 +396,7 @@ const textPage = (
       ) handoffs WHERE ${broad} AND ${where} ORDER BY filed_at DESC, seq DESC LIMIT ${wanted}
     ), enough AS (SELECT count(*) = ${wanted} AS found FROM walked),
     holding AS (SELECT count(*) <= ${held} AS everything FROM matches WHERE ${short})
-    SELECT ${previewColumns(sql)}, counted.total FROM (
+    SELECT ${previewColumns(sql, query)}, counted.total FROM (
       SELECT seq, row_number() OVER (ORDER BY key DESC, seq DESC) AS ord FROM (
         SELECT seq, ${key} AS key FROM candidates WHERE NOT ${broad} ORDER BY key DESC, seq DESC ${page}
       ) ordered

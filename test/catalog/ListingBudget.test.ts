@@ -7,7 +7,7 @@ import { fitListing, LISTING_MAX_BYTES } from "../../src/Catalog/ListingBudget.t
 import { COUNT_LIMITS, search } from "../../src/Catalog/Search.ts"
 import { type DiscoverParams, toCatalogQuery } from "../../src/Domain/Discover.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
-import { largestFiling, newAgentId } from "../support/Fixtures.ts"
+import { filing, largestFiling, newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
@@ -49,21 +49,59 @@ describe("fitListing", () => {
   })
 })
 
+/** Largest filings: more than the database hands over of a page of them, so its cut shows. */
+const LARGEST = 30
+/** Filings whose database JSON outweighs their answer, enough of them for a page to pass the budget. */
+const HEAVIER = 110
+
+const pad = (prefix: string, n: number) => prefix + "x".repeat(n - prefix.length)
+/**
+ * About 10.5 KB in an answer and 0.5 KB more as the database's JSON: jsonb writes 5e-324 as 326 digits and spaces
+ * its members, and the answer leaves out `whyBuy` for a claimed saving this extreme (found by a review).
+ */
+const heavierInDatabase = (agent: string, n: number) =>
+  filing(agent, {
+    title: pad(`heavier ${n} `, 200),
+    teaser: pad(`teaser ${n} `, 1_000),
+    whyPay: pad(`why ${n} `, 1_000),
+    tags: ["heavier", ...Array.from({ length: 19 }, (_, k) => pad(`t${k}-`, 40))],
+    doesNotContain: Array.from({ length: 30 }, (_, k) => pad(`never ${n} ${k} `, 200)),
+    priceUsd: 0.000001,
+    reconstructUsd: 1,
+    provenance: {
+      vendor: "v",
+      model: "m",
+      agentName: "a",
+      inputTokens: 1,
+      outputTokens: 1,
+      totalTokens: 1,
+      durationMs: 5e-324,
+      durationMinutes: 5e-324,
+      contextWindow: 5e-324,
+      tools: Array.from({ length: 50 }, (_, k) => String.fromCharCode(97 + (k % 26)))
+    }
+  })
+
+const fileAll = (count: number, make: (agent: string, n: number) => unknown) =>
+  Effect.gen(function*() {
+    const desk = yield* TestDesk
+    const filed: Array<{ readonly tags: ReadonlyArray<string> }> = []
+    for (let n = 0; n < count; n++) {
+      const agent = newAgentId()
+      const response = yield* Effect.promise(() => desk.request("/api/handoffs", { json: make(agent, n), agent }))
+      expect(response.status).toBe(201)
+      filed.push(yield* Effect.promise(() => readJson(response)))
+    }
+    return filed
+  })
+
 for (const backend of backends) {
   describe.skipIf(!backend.available)(`listings of the largest previews, over ${backend.name}`, () => {
-    it.layer(deskOn(backend.layer), { timeout: 180_000 })((it) => {
+    it.layer(deskOn(backend.layer), { timeout: 300_000 })((it) => {
       it.effect("REST and MCP stay under the budget, saying how many items of the page they left out", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
-          const tags: Array<string> = []
-          for (let n = 0; n < 20; n++) {
-            const agent = newAgentId()
-            const filed = yield* Effect.promise(() =>
-              desk.request("/api/handoffs", { json: largestFiling(agent, n), agent })
-            )
-            expect(filed.status).toBe(201)
-            tags.push((yield* Effect.promise(() => readJson(filed))).tags[0])
-          }
+          const tags = (yield* fileAll(LARGEST, largestFiling)).map((filed) => filed.tags[0]!)
 
           // The database hands over the page only as far as the budget reaches, in the page's order, on each way a
           // listing is read: by tag alone (the tag's own index), by text, by another sort with its count, and
@@ -82,11 +120,12 @@ for (const backend of backends) {
           for (const [params, limits] of ways) {
             const read = yield* Effect.orDie(search(sql, toCatalogQuery(params), limits))
             const label = JSON.stringify(params)
-            // About 70 KB each in the database's JSON: 15 fit in the budget, the last one handed over crosses it.
+            // About 70 KB each in the answer, 50 KB of it the texts the database weighs: 15 fit in the budget,
+            // and the database hands over the 21 whose texts do and the one that crosses it.
             expect(read.rows.length, label).toBeGreaterThanOrEqual(fittedItems)
-            expect(read.rows.length, label).toBeLessThanOrEqual(16)
-            expect(read.rows.length + read.omitted, label).toBe(20)
-            expect(read.total, label).toBeGreaterThanOrEqual(20)
+            expect(read.rows.length, label).toBeLessThanOrEqual(22)
+            expect(read.rows.length + read.omitted, label).toBe(LARGEST)
+            expect(read.total, label).toBeGreaterThanOrEqual(LARGEST)
             if (params.sort !== "price") {
               expect(read.rows.slice(0, 5).map((row) => `DESK-${row.seq}`), label).toEqual(
                 newestFirst.items.map((item: { id: string }) => item.id)
@@ -98,7 +137,7 @@ for (const backend of backends) {
             const page = JSON.parse(text)
             expect(Buffer.byteLength(text), path).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
             expect(page.items.length, path).toBeGreaterThan(5)
-            expect(page.items.length + page.itemsOmitted, path).toBe(20)
+            expect(page.items.length + page.itemsOmitted, path).toBe(LARGEST)
           }
           const ordinary = yield* Effect.promise(() => desk.request("/api/discover?limit=5").then(readJson))
           expect(ordinary.items).toHaveLength(5)
@@ -113,7 +152,35 @@ for (const backend of backends) {
           })
           const found = JSON.parse(text)
           expect(Buffer.byteLength(text)).toBeLessThan(LISTING_MAX_BYTES + 64 * 1024)
-          expect(found.items.length + found.itemsOmitted).toBe(20)
+          expect(found.items.length + found.itemsOmitted).toBe(LARGEST)
+        }))
+
+      it.effect("never cuts a page short of what fits, whatever the database's own JSON of it weighs", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          yield* fileAll(HEAVIER, heavierInDatabase)
+          for (const query of ["tag=heavier", "tag=heavier&sort=price", "q=heavier&sort=recent"]) {
+            // The same listing in pages of 10, which the database never cuts, fitted as the desk fits a page.
+            const reference: Array<{ readonly id: string }> = []
+            for (let page = 1; page <= 11; page++) {
+              reference.push(
+                ...(yield* Effect.promise(() =>
+                  desk.request(`/api/discover?${query}&limit=10&page=${page}`).then(readJson)
+                ))
+                  .items
+              )
+            }
+            for (const limit of [99, 100]) {
+              const path = `/api/discover?${query}&limit=${limit}`
+              const page = yield* Effect.promise(() => desk.request(path).then(readJson))
+              const fitted = fitListing(reference.slice(0, limit))
+              expect(fitted.items.length, path).toBeGreaterThan(90)
+              expect(page.items.map((item: { id: string }) => item.id), path).toEqual(
+                fitted.items.map((item) => item.id)
+              )
+              expect(page.itemsOmitted, path).toBe(fitted.omitted === 0 ? undefined : fitted.omitted)
+            }
+          }
         }))
     })
   })
