@@ -16,6 +16,8 @@ export interface CatalogView {
   readonly match: TextMatch | null
   /** Offered as suggestions in the tag field. */
   readonly tags: ReadonlyArray<string>
+  /** Results of this page left out, from its end, to keep it within the listing budget (`itemsOmitted`). */
+  readonly omitted: number
 }
 
 const SORT_LABELS: Record<Sort, string> = {
@@ -28,6 +30,9 @@ const SORT_LABELS: Record<Sort, string> = {
 }
 
 const MAX_TAG_SUGGESTIONS = 200
+
+/** A page size the listing budget never cuts: five of the largest previews (about 110 KB each) weigh about 550 KB. */
+const PAGE_THAT_FITS = 5
 
 const searchOf = (params: Readonly<Record<string, string>>, page?: number) => {
   const search = new URLSearchParams(Object.entries(params).filter(([key]) => key !== "page"))
@@ -69,6 +74,19 @@ const BROADENED: Partial<Record<TextMatch, string>> = {
 const broadened = (view: CatalogView) => {
   const note = view.match === null ? undefined : BROADENED[view.match]
   return note === undefined || view.items.length === 0 ? "" : `<p class="muted">${note}</p>\n`
+}
+
+/**
+ * The results a page left out to stay within the listing budget, and the way to them: the next page begins after
+ * them, so without this link they could not be reached. It opens the page of PAGE_THAT_FITS that holds the first.
+ */
+const leftOut = (view: CatalogView) => {
+  if (view.omitted === 0) return ""
+  const first = (view.query.page - 1) * view.query.limit + view.items.length
+  const href = `/${searchOf({ ...view.params, limit: String(PAGE_THAT_FITS) }, Math.floor(first / PAGE_THAT_FITS) + 1)}`
+  const results = `${view.omitted} more result${view.omitted === 1 ? "" : "s"}`
+  return `<p class="muted">${results} of this page ${view.omitted === 1 ? "was" : "were"} left out to keep it ` +
+    `under 1 MiB: <a href="${escapeHtml(href)}">show them ${PAGE_THAT_FITS} to a page</a>.</p>\n`
 }
 
 const pager = (view: CatalogView) => {
@@ -128,7 +146,7 @@ ${broadened(view)}${
       ? `<p>Nothing matches yet. Agents can file one for free: see <a href="/starter.md">the starter</a>.</p>`
       : `<ol class="results" aria-labelledby="results">\n${view.items.map(item).join("\n")}\n</ol>`
   }
-${pager(view)}`
+${leftOut(view)}${pager(view)}`
   return layout(
     {
       title: view.query.q === ""

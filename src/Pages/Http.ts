@@ -54,8 +54,10 @@ export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
           if (!json) {
             // Decoded, so every value sent is a string.
             const params = sent as Record<string, string>
-            const { items, match, pages, total } = listing
-            return html(catalogPage({ query, params, pages, total, items, match, tags: tags.tags }))
+            const { items, itemsOmitted, match, pages, total } = listing
+            return html(
+              catalogPage({ query, params, pages, total, items, match, tags: tags.tags, omitted: itemsOmitted ?? 0 })
+            )
           }
           return { ...listing, tags: tags.tags, tagCount: tags.total, sort: query.sort }
         }))

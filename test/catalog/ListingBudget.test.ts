@@ -139,7 +139,23 @@ for (const backend of backends) {
             expect(page.items.length, path).toBeGreaterThan(5)
             expect(page.items.length + page.itemsOmitted, path).toBe(LARGEST)
           }
-          const ordinary = yield* Effect.promise(() => desk.request("/api/discover?limit=5").then(readJson))
+          // The catalog page for people says what it left out and links to it (its next page begins after them).
+          const asHtml = (path: string) =>
+            Effect.promise(() =>
+              desk.request(path, { headers: { accept: "text/html" } }).then((response) => response.text())
+            )
+          const shown = yield* asHtml("/?limit=100")
+          const shownIds = [...shown.matchAll(/<h3><a href="\/h\/(DESK-\d+)">/g)].map((match) => match[1])
+          const leftOut = /(\d+) more results of this page were left out[^<]*<a href="([^"]+)">/.exec(shown)
+          expect(leftOut?.[1]).toBe(String(LARGEST - shownIds.length))
+          const firstLeftOut = (yield* Effect.promise(() =>
+            desk.request(`/api/handoffs?limit=5&page=${Math.floor(shownIds.length / 5) + 1}`).then(readJson)
+          )).items[shownIds.length % 5].id
+          expect(yield* asHtml(leftOut![2]!.replaceAll("&amp;", "&"))).toContain(`href="/h/${firstLeftOut}"`)
+
+          const ordinary = yield* Effect.promise(() =>
+            desk.request("/api/discover?limit=5").then(readJson)
+          )
           expect(ordinary.items).toHaveLength(5)
           expect(ordinary.itemsOmitted).toBeUndefined()
 
