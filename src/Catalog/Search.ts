@@ -204,13 +204,16 @@ const previewColumns = (sql: SqlClient.SqlClient, query: CatalogQuery) =>
  * 5-8 % of throughput (bench:compare, discover by text and tag).
  * The windows take the rows in the statement's order: with no ORDER BY or PARTITION of their own PostgreSQL
  * sorts nothing between the statement and them (test/catalog/ListingBudget.test.ts reads such pages in order).
+ * Only the preview, `page_rows` and (`withTotal`) the statement's `total` come back: each column more is parsed
+ * for every row.
  */
 const withinBudget = <A extends object>(
   sql: SqlClient.SqlClient,
   query: CatalogQuery,
-  statement: Statement.Statement<A>
+  statement: Statement.Statement<A>,
+  withTotal: boolean
 ): Statement.Statement<A> =>
-  !cutInDatabase(query) ? statement : sql<A>`SELECT * FROM (
+  !cutInDatabase(query) ? statement : sql<A>`SELECT preview, page_rows${sql.literal(withTotal ? ", total" : "")} FROM (
       SELECT listed.*, count(*) OVER () AS page_rows,
         sum(listed.weight) OVER (ROWS UNBOUNDED PRECEDING) - listed.weight AS weighed_before
       FROM (${statement}) listed
@@ -272,7 +275,8 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
             query,
             listed === undefined
               ? sql`SELECT ${columns}, ${tally} AS total ${orderedRows(sql, query)} ${page}`
-              : sql`SELECT ${columns}, ${tally} AS total ${listed}`
+              : sql`SELECT ${columns}, ${tally} AS total ${listed}`,
+            true
           )
         }
       })(undefined)
@@ -286,7 +290,7 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: ListedRowWithTotal,
-        execute: () => withinBudget(sql, query, textPage(sql, query, text, cap, limits))
+        execute: () => withinBudget(sql, query, textPage(sql, query, text, cap, limits), true)
       })(undefined)
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
@@ -296,14 +300,20 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: ListedRow,
-        execute: () => withinBudget(sql, query, sql`SELECT ${columns} ${ordered}`)
+        execute: () => withinBudget(sql, query, sql`SELECT ${columns} ${ordered}`, false)
       })(undefined)
       return result(rows, planned, true)
     }
     const rows = yield* SqlSchema.findAll({
       Request: Schema.Void,
       Result: ListedRowWithTotal,
-      execute: () => withinBudget(sql, query, sql`SELECT ${columns}, ${capped(limits.exactUpTo)} AS total ${ordered}`)
+      execute: () =>
+        withinBudget(
+          sql,
+          query,
+          sql`SELECT ${columns}, ${capped(limits.exactUpTo)} AS total ${ordered}`,
+          true
+        )
     })(undefined)
     const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(limits.exactUpTo)
     const { estimated, total: reported } = exactOrNot(total, planned)
