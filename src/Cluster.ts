@@ -1,4 +1,4 @@
-import { Config, Effect, Option } from "effect"
+import { Config, Data, Effect, Option } from "effect"
 import cluster, { type Worker } from "node:cluster"
 import { StartupError } from "./Domain/StartupError.ts"
 
@@ -33,6 +33,12 @@ export const workersConfig = Effect.gen(function*() {
   return workers
 })
 
+/**
+ * A desk worker that exited once every worker was serving: the others are stopped with it. Not a failure to
+ * start, and said so (src/main.ts): the operator looks for why a running desk died, not at its settings.
+ */
+export class WorkerExited extends Data.TaggedError("WorkerExited")<{ readonly message: string }> {}
+
 const exitOf = (worker: Worker) =>
   new Promise<void>((resolve) => {
     if (worker.isDead()) resolve()
@@ -43,11 +49,14 @@ const exitOf = (worker: Worker) =>
  * Forks `n` desks that share the listening port (node:cluster hands connections to them in turn) and runs until
  * one exits: a desk that dies takes the others down, so whatever supervises the primary restarts the set
  * (the workers run their migrations, payouts and reconciliation as separate desks on one database do).
- * Interrupted (SIGTERM, SIGINT), it stops every worker and waits for them.
+ * Interrupted (SIGTERM, SIGINT), it stops every worker and waits for them. A worker that exits before every one
+ * listens fails the start (StartupError); one that exits later, the running set (WorkerExited).
  */
 export const superviseWorkers = (n: number) =>
-  Effect.async<never, StartupError>((resume) => {
+  Effect.async<never, StartupError | WorkerExited>((resume) => {
     const workers = Array.from({ length: n }, () => cluster.fork())
+    const listening = new Set<number>()
+    cluster.on("listening", (worker) => listening.add(worker.id))
     let stopping = false
     const stopAll = () => {
       stopping = true
@@ -56,14 +65,10 @@ export const superviseWorkers = (n: number) =>
     }
     cluster.on("exit", (worker, code, signal) => {
       if (stopping) return
+      const serving = listening.size === n
+      const message = `desk worker ${worker.process.pid} exited (${signal ?? code}); stopped the others`
       void stopAll().then(() =>
-        resume(
-          Effect.fail(
-            new StartupError({
-              message: `desk worker ${worker.process.pid} exited (${signal ?? code}); stopped the others`
-            })
-          )
-        )
+        resume(Effect.fail(serving ? new WorkerExited({ message }) : new StartupError({ message })))
       )
     })
     return Effect.promise(stopAll)

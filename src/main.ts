@@ -1,9 +1,9 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { LedgerOnlySettlement, RateLimiterLive, ReceiptSigningLive, SettlementLive, StoreLive } from "./Adapters.ts"
 import { Catalog } from "./Catalog.ts"
 import { PreviewCache } from "./Catalog/PreviewCache.ts"
-import { isWorker, superviseWorkers, workersConfig } from "./Cluster.ts"
+import { isWorker, superviseWorkers, WorkerExited, workersConfig } from "./Cluster.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
 import { ClientConcurrency } from "./Http/ClientConcurrency.ts"
@@ -66,9 +66,15 @@ const program = command === "seed"
     Effect.catchAllCause(reportFailure("seed"))
   )
   : serve.pipe(
-    Effect.catchAllCause((
-      cause
-    ) => (Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure("handoff-desk: cannot start")(cause)))
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.void
+        : reportFailure(
+          Option.exists(Cause.failureOption(cause), (error) => error instanceof WorkerExited)
+            ? "handoff-desk: stopped"
+            : "handoff-desk: cannot start"
+        )(cause)
+    )
   )
 
 program.pipe(NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true }))

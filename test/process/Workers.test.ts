@@ -1,6 +1,6 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schedule } from "effect"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { loopbackAddress, loopbackRangeUsable, send } from "../support/Loopback.ts"
 import { type DeskProcess, startDesk, startExpectingExit } from "../support/Process.ts"
 import { REDIS_URL, redisUp } from "../support/Redis.ts"
@@ -8,20 +8,19 @@ import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
 
 class Cluster extends Context.Tag("test/Workers/Cluster")<Cluster, DeskProcess>() {}
 
-const ClusterLive = Layer.scoped(
-  Cluster,
-  Effect.gen(function*() {
-    const databaseUrl = yield* freshDatabaseUrl(DATABASE_URL!)
-    const desk = yield* startDesk({ env: { DATABASE_URL: databaseUrl, REDIS_URL, DESK_WORKERS: "2" } })
-    // Health answers once the first worker listens; wait for the second.
-    yield* Effect.sync(() => desk.logs().filter((_) => String(_.message).startsWith("Listening on")).length).pipe(
-      Effect.repeat({ until: (n) => n >= 2, schedule: Schedule.spaced("100 millis") }),
-      Effect.timeout("60 seconds"),
-      Effect.orDie
-    )
-    return desk
-  })
-)
+/** Two workers on a fresh database, both listening (health answers once the first listens). */
+const twoWorkers = Effect.gen(function*() {
+  const databaseUrl = yield* freshDatabaseUrl(DATABASE_URL!)
+  const desk = yield* startDesk({ env: { DATABASE_URL: databaseUrl, REDIS_URL, DESK_WORKERS: "2" } })
+  yield* Effect.sync(() => desk.logs().filter((_) => String(_.message).startsWith("Listening on")).length).pipe(
+    Effect.repeat({ until: (n) => n >= 2, schedule: Schedule.spaced("100 millis") }),
+    Effect.timeout("60 seconds"),
+    Effect.orDie
+  )
+  return desk
+})
+
+const ClusterLive = Layer.scoped(Cluster, twoWorkers)
 
 const workersOf = (pid: number) =>
   readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((_) => _ !== "").map(Number)
@@ -70,6 +69,29 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
         }
       }))
   })
+})
+
+describe.skipIf(DATABASE_URL === undefined || !redisUp)("DESK_WORKERS=2 when a worker dies", () => {
+  it.scopedLive(
+    "the others stop and the desk says it stopped, not that it cannot start",
+    () =>
+      Effect.gen(function*() {
+        const desk = yield* twoWorkers
+        process.kill(workersOf(desk.pid)[0]!, "SIGKILL")
+        // The primary stops the other worker, then exits on its own.
+        yield* Effect.sync(() => existsSync(`/proc/${desk.pid}`)).pipe(
+          Effect.repeat({ while: (alive) => alive, schedule: Schedule.spaced("100 millis") }),
+          Effect.timeout("30 seconds"),
+          Effect.orDie
+        )
+        expect((yield* desk.stop()).code).toBe(1)
+        const said = desk.output().split("\n").filter((line) => line.startsWith("handoff-desk:"))
+        expect(said).toEqual([
+          expect.stringMatching(/^handoff-desk: stopped: desk worker \d+ exited \(SIGKILL\); stopped the others$/)
+        ])
+      }),
+    120_000
+  )
 })
 
 // Skipped without DATABASE_URL: workers need PostgreSQL.
