@@ -55,6 +55,13 @@ const strings = (value: unknown): ReadonlyArray<string> | undefined =>
 const date = (value: unknown): Date | undefined =>
   value instanceof Date ? value : typeof value === "string" ? new Date(value) : undefined
 
+/** `beside[name]` onto `decoded` as DbInt reads it; false when it is not one. */
+const putInt = (decoded: Record<string, unknown>, beside: Record<string, unknown>, name: string) => {
+  const value = int(beside[name])
+  if (value !== undefined) decoded[name] = value
+  return value !== undefined
+}
+
 /**
  * The first column of `row` (the preview's columns) or of `beside` (the `extra` columns, more DbInt ones, and the
  * `optional` ones where present) that `HandoffRow` with them would refuse, or the row decoded.
@@ -113,13 +120,8 @@ const decodeRow = (
     not_useful: ints.not_useful!,
     filed_at: filedAt
   }
-  const put = (name: string) => {
-    const value = int(beside[name])
-    if (value !== undefined) decoded[name] = value
-    return value !== undefined
-  }
-  for (const name of extra) if (!put(name)) return name
-  for (const name of optional) if (beside[name] !== undefined && !put(name)) return name
+  for (const name of extra) if (!putInt(decoded, beside, name)) return name
+  for (const name of optional) if (beside[name] !== undefined && !putInt(decoded, beside, name)) return name
   return decoded
 }
 
