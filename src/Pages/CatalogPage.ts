@@ -1,3 +1,4 @@
+import { LISTING_MAX_BYTES } from "../Catalog/ListingBudget.ts"
 import type { CatalogQuery, Sort, TextMatch } from "../Domain/Discover.ts"
 import { SORTS } from "../Domain/Discover.ts"
 import type { Issue } from "../Domain/Errors.ts"
@@ -86,7 +87,8 @@ const leftOut = (view: CatalogView) => {
   const href = `/${searchOf({ ...view.params, limit: String(PAGE_THAT_FITS) }, Math.floor(first / PAGE_THAT_FITS) + 1)}`
   const results = `${view.omitted} more result${view.omitted === 1 ? "" : "s"}`
   return `<p class="muted">${results} of this page ${view.omitted === 1 ? "was" : "were"} left out to keep it ` +
-    `under 1 MiB: <a href="${escapeHtml(href)}">show them ${PAGE_THAT_FITS} to a page</a>.</p>\n`
+    `under ${LISTING_MAX_BYTES / 1024 / 1024} MiB: <a href="${escapeHtml(href)}">show them ${PAGE_THAT_FITS} to a ` +
+    "page</a>.</p>\n"
 }
 
 const pager = (view: CatalogView) => {
