@@ -1,6 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
@@ -10,6 +10,7 @@ import { directDiscover } from "./DirectSql.ts"
 import { cpuPerRequest, hammer, type WithCpu } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
 import { freePort, type Server, startServer } from "./Processes.ts"
+import { profileLines, readProfile, summarizeProfile } from "./Profile.ts"
 import {
   checksOf,
   judgedByEmptyHttpApi,
@@ -26,6 +27,13 @@ import { measureScaling } from "./Scaling.ts"
 import { scenario, type ScenarioName, SCENARIOS } from "./Scenarios.ts"
 import { benchStore, prepareCatalog, type StoreKind } from "./Store.ts"
 import { TAGS, textQueries } from "./SyntheticCatalog.ts"
+
+/** Where `--cpu-prof` has the desk write its profiles; the profiles of earlier runs stay. */
+const PROFILES = join("bench", "profiles")
+const profiles = () =>
+  existsSync(PROFILES)
+    ? readdirSync(PROFILES).filter((name) => name.endsWith(".cpuprofile")).map((name) => join(PROFILES, name))
+    : []
 
 const args = benchArgs(
   "npm run bench --",
@@ -186,11 +194,12 @@ const program = Effect.gen(function*() {
   }
   // Bare node:http serves the desk's own preview, so it is measured once the desk has answered one.
   const partial = { directSqlDiscoverText: direct.text, directSqlDiscoverTag: direct.tag, emptyHttpApi }
+  const profilesBefore = new Set(profiles())
   const { booksAfter, booksBefore, document, peakRss, results, startupMs } = yield* Effect.scoped(
     Effect.gen(function*() {
       const desk = yield* serverIn({
         args: [
-          ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${join("bench", "profiles")}`] : []),
+          ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${PROFILES}`] : []),
           ...command.args
         ],
         env: {
@@ -269,6 +278,13 @@ const program = Effect.gen(function*() {
       return { booksAfter, booksBefore, document, peakRss, results, startupMs: desk.startupMs }
     })
   )
+
+  // Node writes a thread's profile as it exits: the desk has stopped by now.
+  for (const file of profiles().filter((file) => !profilesBefore.has(file))) {
+    for (const line of profileLines(file, summarizeProfile(readProfile(file), process.cwd()))) {
+      yield* Console.log(line)
+    }
+  }
 
   /** One desk process against `scaleTo` of them, side by side, on a route that does not touch the database. */
   const scaling = scaleTo > 1 && scalingPossible

@@ -5,6 +5,10 @@ export declare const bundleModule: (
   entry: string,
   file: string
 ) => Promise<{ readonly file: string; readonly seconds: number }>
+export declare const bundleInto: (
+  file: string,
+  entryPoints: Readonly<Record<string, string>>
+) => Promise<{ readonly file: string; readonly seconds: number }>
 export declare const freshBundle: (
   file?: string
 ) => Promise<{ readonly file: string; readonly built: boolean; readonly seconds: number }>

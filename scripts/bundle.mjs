@@ -44,7 +44,8 @@ export const bundleDesk = (file = BUNDLE) =>
  */
 export const bundleModule = (entry, file) => bundleInto(file, { [basename(file, ".mjs")]: join(root, entry) })
 
-const bundleInto = async (file, entryPoints) => {
+/** `entryPoints` (output name to absolute source path) bundled beside `file` as the desk is. */
+export const bundleInto = async (file, entryPoints) => {
   const started = performance.now()
   await build({
     entryPoints,
@@ -61,6 +62,10 @@ const bundleInto = async (file, entryPoints) => {
     // beside the bundle, where their authors' names cannot turn the source two-byte again.
     minifyWhitespace: true,
     legalComments: "external",
+    // A map beside the bundle (`main.mjs.map`), without the sources' text and without a comment pointing at it:
+    // the desk never loads it, and the bench's `--cpu-prof` summary reads profiles through it (bench/Profile.ts).
+    sourcemap: "external",
+    sourcesContent: false,
     // PGlite stays a package: it loads its WebAssembly and data files from beside its own modules.
     external: ["@electric-sql/pglite"],
     // Some CommonJS dependencies call require(); an ES module has none of its own.
