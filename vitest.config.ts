@@ -14,6 +14,7 @@ const STORAGE_SUITES = [
   "test/catalog/SaleNotices.test.ts",
   "test/catalog/DeepPagesHttp.test.ts",
   "test/catalog/ListingBudget.test.ts",
+  "test/catalog/DeepPageRows.test.ts",
   "test/ledger/**/*.test.ts",
   "test/sandbox/**/*.test.ts",
   "test/mcp/**/*.test.ts",

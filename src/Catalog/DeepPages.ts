@@ -27,7 +27,8 @@ const busy = new Unavailable({
  * Deep pages of a filtered listing, one at a time per desk, with a rest after each. A page's statement skips every
  * result before it, and a filter makes it walk the sort's index past every handoff the filter leaves out, or read
  * and sort every match: at 1,000,000 handoffs a page 10,000 results into a tag or word of a few percent of the
- * catalog took 0.3-0.8 s of PostgreSQL, against tens of milliseconds for a first page. Within its rate limit (3
+ * catalog took 0.3-0.8 s of PostgreSQL, against tens of milliseconds for a first page (0.1-0.13 s since such a
+ * page builds previews only for its own rows: `pageRows`, src/Catalog/Search.ts). Within its rate limit (3
  * requests a second) one client kept both cores of the database busy that way: text searches beside it went from
  * a 14 ms median to 1.6 s. Read one at a time, and the turn resting after each read as long as the read took, deep
  * pages keep about half of one connection's worth of the database busy at most, whoever asks; everything else

@@ -170,6 +170,26 @@ const paging = (sql: SqlClient.SqlClient, query: CatalogQuery) => {
   return { offset, page: sql`LIMIT ${query.limit + 1} OFFSET ${offset}` }
 }
 
+/**
+ * The rows of a page of `orderedRows` (`page`: its LIMIT and OFFSET), as a FROM clause of the handoffs `h`. A page
+ * that skips more rows than it reads finds its rows' seqs first and reads their handoffs after: PostgreSQL builds
+ * a row's select list before OFFSET skips it, so the preview's JSON was built for every skipped row (at 1,000,000
+ * handoffs a page 10,000 results in, newest first: 165 ms of the statement's 175, against 10.6 ms for the whole
+ * statement so). A page that skips fewer reads its rows directly, the handoffs' second read costing it more than
+ * the previews it skips.
+ */
+const pageRows = (
+  sql: SqlClient.SqlClient,
+  query: CatalogQuery,
+  text: TextSearch,
+  { offset, page }: { readonly offset: number; readonly page: Statement.Fragment }
+) =>
+  offset <= query.limit
+    ? sql`${orderedRows(sql, query, text)} ${page}`
+    // The page's order is carried out as `ord`: numbered as its rows come, in the order the inner statement gives.
+    : sql`FROM (SELECT seq, row_number() OVER () AS ord FROM (SELECT h.seq ${orderedRows(sql, query, text)} ${page})
+        skipped) p JOIN handoffs h ON h.seq = p.seq ORDER BY p.ord`
+
 /** Whether a listing's page is cut to the listing budget in the database (`withinBudget`): one above the default. */
 const cutInDatabase = (query: CatalogQuery) => query.limit > DEFAULT_LIMIT
 
@@ -238,7 +258,8 @@ const Total = Schema.Struct({ total: DbInt })
 const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLimits, text: TextSearch) =>
   Effect.gen(function*() {
     const where = filters(sql, query, text)
-    const { offset, page } = paging(sql, query)
+    const paged = paging(sql, query)
+    const { offset, page } = paged
     const columns = previewColumns(sql, query)
     const capped = (cap: number) =>
       sql`(SELECT count(*) FROM (SELECT 1 FROM handoffs WHERE ${where} LIMIT ${cap + 1}) capped)`
@@ -274,7 +295,7 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
             sql,
             query,
             listed === undefined
-              ? sql`SELECT ${columns}, ${tally} AS total ${orderedRows(sql, query)} ${page}`
+              ? sql`SELECT ${columns}, ${tally} AS total ${pageRows(sql, query, EXACT, paged)}`
               : sql`SELECT ${columns}, ${tally} AS total ${listed}`,
             true
           )
@@ -295,7 +316,7 @@ const searchAs = (sql: SqlClient.SqlClient, query: CatalogQuery, limits: CountLi
       const total = rows.length > 0 || offset === 0 ? rows[0]?.total ?? 0 : yield* countedAlone(cap)
       return total <= cap ? result(rows, total, false) : result(rows, Math.max(planned, total), true)
     }
-    const ordered = sql`${orderedRows(sql, query, text)} ${page}`
+    const ordered = pageRows(sql, query, text, paged)
     if (planned > limits.estimateTrustedAbove) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
