@@ -3,13 +3,13 @@ import { Console, Effect, ParseResult, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { Catalog } from "./Catalog.ts"
 import { FilingRequest } from "./Domain/Filing.ts"
-import { describeIssues, issuesOf } from "./Domain/Issues.ts"
+import { describeIssues, issuesOf, SEE_TEMPLATE } from "./Domain/Issues.ts"
 
 const SeedFile = Schema.parseJson(Schema.Array(FilingRequest)).annotations({ parseOptions: { errors: "all" } })
 
 /** One line per seed file: "listing 2: priceUsd: must be …; body: …". */
 const invalidFile = (path: string, error: ParseResult.ParseError) => {
-  const issues = issuesOf(ParseResult.ArrayFormatter.formatErrorSync(error)).map(({ message, path }) => {
+  const issues = issuesOf(ParseResult.ArrayFormatter.formatErrorSync(error), SEE_TEMPLATE).map(({ message, path }) => {
     const [index, ...rest] = path.split(".")
     return /^\d+$/.test(index ?? "")
       ? { path: `listing ${Number(index) + 1}${rest.length > 0 ? `: ${rest.join(".")}` : ""}`, message }

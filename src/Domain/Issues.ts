@@ -81,23 +81,28 @@ const isNoise = (issue: FlatIssue) => issue._tag === "Type" && /^Expected (undef
 
 const pathOf = (issue: FlatIssue) => issue.path.map(String).join(".")
 
-const unexpected = (path: string): string =>
+/** Where a client reads the fields a request accepts: said beside each field it sent that is not one of them. */
+export const SEE_OPENAPI = "see /openapi.json for the accepted fields"
+export const SEE_TEMPLATE = "see GET /api/template for the accepted fields"
+
+const unexpected = (path: string, seeAccepted: string): string =>
   DESK_OWNED.has(path)
     ? `unknown field: the desk sets "${path}" itself; leave it out`
-    : `unknown field "${path}"; see GET /api/template for the accepted fields`
+    : `unknown field "${path}"; ${seeAccepted}`
 
 /**
  * Every failure of one decode as the desk reports it: one issue per field and rule, with the allowed values of
- * a closed list named once, no internal schema names, and the value sent echoed (shortened).
+ * a closed list named once, no internal schema names, and the value sent echoed (shortened). A field that is not
+ * one of the request's says where its accepted fields are (`seeAccepted`).
  */
-export const issuesOf = (flat: ReadonlyArray<FlatIssue>): ReadonlyArray<Issue> => {
+export const issuesOf = (flat: ReadonlyArray<FlatIssue>, seeAccepted = SEE_OPENAPI): ReadonlyArray<Issue> => {
   const issues: Array<Issue> = []
   const literals = new Map<string, { readonly at: number; readonly values: Array<string> }>()
   for (const issue of flat) {
     if (isNoise(issue)) continue
     const path = pathOf(issue)
     if (issue._tag === "Unexpected") {
-      issues.push({ path, message: unexpected(path) })
+      issues.push({ path, message: unexpected(path, seeAccepted) })
       continue
     }
     if (issue._tag === "Missing") {

@@ -11,7 +11,7 @@ import {
   NotFound,
   Unavailable
 } from "../Domain/Errors.ts"
-import { issuesOf, summarize } from "../Domain/Issues.ts"
+import { issuesOf, SEE_OPENAPI, SEE_TEMPLATE, summarize } from "../Domain/Issues.ts"
 import { type allowedMethods, routedPath } from "./AllowedMethods.ts"
 import { errorResponse } from "./Respond.ts"
 
@@ -20,11 +20,12 @@ import { errorResponse } from "./Respond.ts"
  * X-AGENT-ID are plain strings resolved by the services, so each failure maps to one stable code.
  */
 const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
-  const { issues, text: message } = summarize(issuesOf(error.issues))
+  const filing = request.method === "POST" && routedPath(request.url) === "/api/handoffs"
+  const { issues, text: message } = summarize(issuesOf(error.issues, filing ? SEE_TEMPLATE : SEE_OPENAPI))
   if (request.method === "GET") {
     return errorResponse(InvalidQuery, new InvalidQuery({ message: `Invalid query parameter: ${message}`, issues }))
   }
-  if (routedPath(request.url) === "/api/handoffs") {
+  if (filing) {
     return errorResponse(InvalidHandoff, new InvalidHandoff({ message: `Invalid filing: ${message}`, issues }))
   }
   return errorResponse(InvalidRequest, new InvalidRequest({ message: `Invalid request body: ${message}`, issues }))
@@ -37,7 +38,9 @@ const routeNotFound = (
 ) => {
   const path = request.url.split("?")[0]
   const allowed = allowedAt(request.url)
-  return allowed.length > 0
+  // A path the router could not read (a malformed %-escape such as /api/handoffs/%ZZ) matches no route of its
+  // own method either: it names nothing, so 404, not a 405 saying the path answers the method it was sent with.
+  return allowed.length > 0 && !allowed.includes(request.method)
     ? errorResponse(
       MethodNotAllowed,
       new MethodNotAllowed({ message: `${path} answers ${allowed.join(", ")}, not ${request.method}.` }),

@@ -84,7 +84,10 @@ const invalidInput = (
   tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">,
   error: ParseResult.ParseError
 ) => {
-  const issues = issuesOf(ParseResult.ArrayFormatter.formatErrorSync(error))
+  const issues = issuesOf(
+    ParseResult.ArrayFormatter.formatErrorSync(error),
+    `see the input schema of ${tool.name} in tools/list`
+  )
   const message = `Invalid arguments for ${tool.name}: ${describeIssues(issues)}`
   switch (tool.invalid) {
     case "query":

@@ -24,6 +24,18 @@ const tool = <const Name extends string, A, I>(definition: ToolDefinition<Name, 
 
 const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
 
+/**
+ * The input of a tool without arguments. Schema.Struct({}) is TypeScript's `{}`, which takes any object whatever
+ * it holds: each field sent is refused here, as the tools with arguments refuse one they do not have.
+ */
+const NoArguments = (tool: string) =>
+  Schema.Struct({}).pipe(
+    Schema.filter((input) =>
+      Object.keys(input).map((key) => ({ path: [key], message: `unknown field "${key}"; ${tool} takes no arguments` }))
+    ),
+    Schema.annotations(strict)
+  )
+
 const AgentIdArgument = Schema.optional(Schema.String.annotations({
   description: "Your identity: did:desk: + 32 lowercase hex. Defaults to the X-AGENT-ID header of the MCP request.",
   jsonSchema: { type: "string", pattern: "^did:desk:[0-9a-f]{32}$" }
@@ -125,7 +137,7 @@ export const DeskStatus = tool({
   name: "desk_status",
   title: "Desk status",
   description: "The payment rail: stage, network, asset, payTo, whether on-chain payment is accepted or required.",
-  input: Schema.Struct({}).annotations(strict),
+  input: NoArguments("desk_status"),
   invalid: "query",
   rest: "GET /api/status",
   readOnly: true,
@@ -137,7 +149,7 @@ export const FreeExample = tool({
   name: "free_example",
   title: "Free example packet",
   description: "A complete example handoff with its body unsealed, free: the shape a good filing takes.",
-  input: Schema.Struct({}).annotations(strict),
+  input: NoArguments("free_example"),
   invalid: "query",
   rest: "GET /api/example",
   readOnly: true,

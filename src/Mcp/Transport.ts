@@ -7,8 +7,7 @@ import {
   InitializeRequestSchema,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
-  ListToolsRequestSchema,
-  McpError
+  ListToolsRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { Effect, Option, Runtime } from "effect"
@@ -35,7 +34,11 @@ const makeServer = (calls: ToolCalls["Type"], runtime: Runtime.Runtime<never>) =
     const agentHeader = headerValue(extra.requestInfo?.headers["x-agent-id"])
     const call = calls.call(request.params.name, request.params.arguments, agentHeader)
     if (Option.isNone(call)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}; see tools/list.`)
+      // The SDK answers a thrown error with its code and message. McpError's message starts "MCP error -32602: ",
+      // and the SDK client puts that before the message it reads, which then said it twice.
+      throw Object.assign(new Error(`Unknown tool ${request.params.name}; see tools/list.`), {
+        code: ErrorCode.InvalidParams
+      })
     }
     return Runtime.runPromise(runtime, call.value, { signal: extra.signal })
   })

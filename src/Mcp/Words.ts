@@ -12,7 +12,6 @@ const MCP_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
   [/POST \/api\/handoffs\/:id\/unlock/g, "unlock_handoff"],
   [/see \/api\/discover/g, "see search_handoffs"],
   [/GET \/api\/example/g, "free_example"],
-  [/see GET \/api\/template for the accepted fields/g, "see the input schema of file_handoff in tools/list"],
   [/retry with X-PAYMENT/g, "call unlock_handoff again with `payment`"],
   [/unlock without X-PAYMENT/g, "call unlock_handoff without `payment`"],
   [/the same payment header/g, "the same `payment`"],

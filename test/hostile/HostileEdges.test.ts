@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { connect } from "node:net"
-import { deskOn, TestDesk } from "../support/Desk.ts"
+import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { filing, newAgentId } from "../support/Fixtures.ts"
 import { send } from "../support/Loopback.ts"
 import { rowCounts } from "../support/RowCounts.ts"
@@ -148,7 +148,12 @@ for (const backend of backends) {
               ["GET", "/api/handoffs/DESK-1/unlock"],
               ["OPTIONS", "/"],
               ["PUT", "/mcp"],
-              ["PUT", "/api/nothing-here"]
+              ["PUT", "/api/nothing-here"],
+              // Paths the router cannot read (a malformed %-escape) name nothing, whatever the method.
+              ["GET", "/api/handoffs/%ZZ"],
+              ["HEAD", "/api/agents/%ZZ"],
+              ["GET", "/api/handoffs/%C3%28/body"],
+              ["POST", "/api/handoffs/%ZZ/unlock"]
             ] as const
           ) {
             const reply = yield* send(`${desk.url}${path}`, { fresh: true, method, body: "" })
@@ -169,8 +174,49 @@ for (const backend of backends) {
             refused("GET", "/api/handoffs/DESK-1/unlock", "POST"),
             refused("OPTIONS", "/", "GET, HEAD"),
             refused("PUT", "/mcp", "POST"),
-            { method: "PUT", path: "/api/nothing-here", status: 404, json: true, error: "not_found", allow: undefined }
+            ...[
+              ["PUT", "/api/nothing-here"],
+              ["GET", "/api/handoffs/%ZZ"],
+              ["HEAD", "/api/agents/%ZZ"],
+              ["GET", "/api/handoffs/%C3%28/body"],
+              ["POST", "/api/handoffs/%ZZ/unlock"]
+            ].map(([method, path]) => ({
+              method,
+              path,
+              status: 404,
+              json: true,
+              // A HEAD answer carries the status and headers of a GET, not its body.
+              error: method === "HEAD" ? undefined : "not_found",
+              allow: undefined
+            }))
           ])
+        }))
+
+      it.effect("a field a request does not take is named with where that request's fields are listed", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const agent = newAgentId()
+          const issuesOf = (path: string, json: unknown) =>
+            Effect.promise(() => desk.request(path, { json, agent }).then(readJson))
+          expect(yield* issuesOf("/api/handoffs", { ...filing(agent), extra: 1 })).toMatchObject({
+            error: "invalid_handoff",
+            issues: [{
+              path: "extra",
+              message: "unknown field \"extra\"; see GET /api/template for the accepted fields"
+            }]
+          })
+          // Not the filing template: it lists none of these requests' fields.
+          for (
+            const [path, json] of [
+              ["/api/handoffs/DESK-1/unlock", { payer: agent, extra: 1 }],
+              ["/api/agents", { id: agent, spendCapUsd: 5, extra: 1 }]
+            ] as const
+          ) {
+            expect(yield* issuesOf(path, json), path).toMatchObject({
+              error: "invalid_request",
+              issues: [{ path: "extra", message: "unknown field \"extra\"; see /openapi.json for the accepted fields" }]
+            })
+          }
         }))
 
       it.effect("a filing's decode failure is invalid_handoff however the router-equivalent path is spelled", () =>

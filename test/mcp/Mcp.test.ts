@@ -214,8 +214,21 @@ for (const backend of backends) {
             items: []
           })
           expect((yield* call(client, "search_handoffs", { q: "x", sneaky: 1 })).value.issues).toEqual([
-            expect.objectContaining({ path: "sneaky" })
+            {
+              path: "sneaky",
+              message: "unknown field \"sneaky\"; see the input schema of search_handoffs in tools/list"
+            }
           ])
+          // The tools without arguments refuse one as the others do (Schema.Struct({}) alone took any object).
+          for (const tool of ["desk_status", "free_example"]) {
+            const sent = yield* call(client, tool, { bogus: 1 })
+            expect(sent.isError, tool).toBe(true)
+            expect(sent.value, tool).toMatchObject({
+              ok: false,
+              error: "invalid_query",
+              issues: [{ path: "bogus", message: `unknown field "bogus"; ${tool} takes no arguments` }]
+            })
+          }
 
           const expensive = yield* call(client, "file_handoff", {
             ...filing(filer, { priceUsd: 11, reconstructUsd: 900 }),
@@ -228,6 +241,8 @@ for (const backend of backends) {
             client.callTool({ name: "no_such_tool" }).then(() => null, (error) => error)
           )
           expect(unknown).toMatchObject({ code: -32602 })
+          // The client puts "MCP error -32602: " before the server's message: the server's does not say it again.
+          expect(unknown.message).toBe("MCP error -32602: Unknown tool no_such_tool; see tools/list.")
         }))
 
       it.effect("malformed params are -32602 Invalid params with the request's id; tools still judge their arguments", () =>
