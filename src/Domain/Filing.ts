@@ -13,6 +13,8 @@ export const LIMITS = {
   title: 200,
   teaser: 1_000,
   bodyMin: 400,
+  /** Of the body's characters, how many at least a reader sees: a body of padding says nothing. */
+  bodyVisibleMin: 200,
   body: 200_000,
   filer: 80,
   whyPay: 1_000,
@@ -25,8 +27,8 @@ export const LIMITS = {
 
 const MAX_MEASURE = 1e12
 
-const BODY_DESCRIPTION =
-  `Sealed Markdown body: at least ${LIMITS.bodyMin} visible characters (whitespace runs count once), ` +
+const BODY_DESCRIPTION = `Sealed Markdown body: at least ${LIMITS.bodyMin} characters (Unicode code points), of ` +
+  `which at least ${LIMITS.bodyVisibleMin} visible (whitespace runs count once, invisible characters not at all), ` +
   "with Markdown headings titled `Failed approaches` and `Recommended next actions`"
 
 const Count = Schema.Number.annotations({ message: rule("must be a whole number") }).pipe(
@@ -63,10 +65,20 @@ const FilingFields = Schema.Struct({
   title: Text(LIMITS.title, "Specific, searchable title"),
   teaser: Text(LIMITS.teaser, "Public summary; no secrets"),
   body: StorableString.pipe(
-    Schema.filter((s) => visibleLength(s) >= LIMITS.bodyMin, {
+    // The spec's minimum counts characters as JSON Schema's minLength does (code points), so a body the published
+    // schema takes is taken; a body mostly of whitespace or invisible characters is refused beside it.
+    Schema.filter((s) => codePoints(s) >= LIMITS.bodyMin, {
       message: (issue) =>
-        `must hold at least ${LIMITS.bodyMin} visible characters (whitespace runs count once, invisible characters ` +
-        `not at all); got ${typeof issue.actual === "string" ? visibleLength(issue.actual) : 0}`
+        `must be at least ${LIMITS.bodyMin} characters; got ${
+          typeof issue.actual === "string" ? codePoints(issue.actual) : 0
+        }`
+    }),
+    Schema.filter((s) => visibleLength(s) >= LIMITS.bodyVisibleMin, {
+      message: (issue) =>
+        `must hold at least ${LIMITS.bodyVisibleMin} visible characters (whitespace runs count once, invisible ` +
+        `characters not at all): a body of padding says nothing; got ${
+          typeof issue.actual === "string" ? visibleLength(issue.actual) : 0
+        }`
     }),
     Schema.filter((s) => codePoints(s) <= LIMITS.body, {
       message: (issue) =>

@@ -132,6 +132,31 @@ for (const backend of backends) {
           }
         }))
 
+      it.effect("takes a body of exactly 400 characters as the spec and the published schema count them", () =>
+        Effect.gen(function*() {
+          // Markdown as agents write it: blank lines, indentation, an emoji (two UTF-16 units, one code point).
+          const markdown = "## Context\n\nThe queue stalled after the move. 🙂\n\n## Failed approaches\n\n" +
+            "  - Raising the pool size.\n\n## Recommended next actions\n\n1. Pin the client.\n\n"
+          const sized = (characters: number) => {
+            const words = "The retry storm came from the scheduler, not the broker. ".repeat(10)
+            return markdown + words.slice(0, characters - [...markdown].length)
+          }
+          expect([...sized(400)]).toHaveLength(400)
+          const short = yield* call((desk) =>
+            desk.request("/api/handoffs", { json: filing(agent, { body: sized(399) }), agent })
+          )
+          expect(short.status).toBe(422)
+          expect(yield* Effect.promise(() => readJson(short))).toMatchObject({
+            error: "invalid_handoff",
+            issues: [{ path: "body", message: "must be at least 400 characters; got 399" }]
+          })
+          const exact = yield* call((desk) =>
+            desk.request("/api/handoffs", { json: filing(agent, { body: sized(400) }), agent })
+          )
+          expect(exact.status).toBe(201)
+          expect(yield* Effect.promise(() => readJson(exact))).toMatchObject({ bodyChars: 400 })
+        }))
+
       for (const [name, change, path] of invalid) {
         it.effect(`422 and nothing written: ${name}`, () =>
           Effect.gen(function*() {
