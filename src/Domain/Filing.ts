@@ -98,7 +98,7 @@ const FilingFields = Schema.Struct({
   filerDid: DeskId,
   priceUsd: usdAmount(1 / MICROS_PER_USD).annotations({
     description: "Unlock price in USD: at least 0.000001 (one micro-USDC), at most 6 decimals; no business maximum " +
-      "(1,000,000,000 keeps sums exact)"
+      "(1,000,000,000 keeps every amount exact)"
   }),
   reconstructUsd: usdAmount(0).annotations({
     description: "Your estimate of the cost to redo the work, in USD with at most 6 decimals; must exceed priceUsd"

@@ -2,7 +2,10 @@ import { Schema } from "effect"
 import { rule } from "./Issues.ts"
 
 export const MICROS_PER_USD = 1_000_000
-/** Largest amount the desk stores: 1e9 USD keeps every sum of micro-USDC a safe integer. */
+/**
+ * Largest amount of one price, cap or estimate: 1e9 USD keeps each amount and its splits safe integers. Sums of
+ * them are kept in numeric columns, exact however large (migration 0026), and read as the nearest JSON number.
+ */
 export const MAX_USD = 1_000_000_000
 
 export const MicroUsd = Schema.Int.pipe(Schema.nonNegative(), Schema.brand("MicroUsd"))

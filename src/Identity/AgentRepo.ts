@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
-import { DbDate, DbInt } from "../Domain/DbTypes.ts"
+import { DbDate, DbInt, DbSum } from "../Domain/DbTypes.ts"
 import { boughtBy, earningsOf, filedBy } from "../Ledger/Tallies.ts"
 
 export const AgentRow = Schema.Struct({
@@ -23,8 +23,8 @@ export interface AgentSettings {
 }
 
 const AgentStats = Schema.Struct({
-  earned_micro: DbInt,
-  earned_on_chain_micro: DbInt,
+  earned_micro: DbSum,
+  earned_on_chain_micro: DbSum,
   filed: DbInt,
   sales: DbInt,
   purchases: DbInt

@@ -109,8 +109,7 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
             ledgerOnlyVolumeUsd: toUsd(totals.ledger_only_micro),
             filerOwedUsd: toUsd(totals.filer_owed_micro),
             filerLedgerUsd: toUsd(totals.filer_ledger_micro),
-            balanced: totals.filer_micro + totals.desk_micro === totals.volume_micro &&
-              census.purchases === totals.receipts,
+            balanced: totals.split_exact && census.purchases === totals.receipts,
             note: "Counts exclude the demo packet and self-test unlocks; amounts are exact micro-USDC shown in USD. " +
               "filerOwedUsd will be sent on-chain; filerLedgerUsd (desk receipts) is recorded only and never paid on-chain."
           }

@@ -1,21 +1,23 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
-import { DbInt } from "../Domain/DbTypes.ts"
+import { DbInt, DbSum } from "../Domain/DbTypes.ts"
 import { listReceipts, RECEIPT_COLUMNS, type ReceiptFilter } from "./ReceiptListing.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
 
 const Totals = Schema.Struct({
   receipts: DbInt,
-  volume_micro: DbInt,
-  filer_micro: DbInt,
-  desk_micro: DbInt,
-  on_chain_micro: DbInt,
-  ledger_only_micro: DbInt,
-  filer_paid_on_chain_micro: DbInt,
+  volume_micro: DbSum,
+  filer_micro: DbSum,
+  desk_micro: DbSum,
+  on_chain_micro: DbSum,
+  ledger_only_micro: DbSum,
+  filer_paid_on_chain_micro: DbSum,
   on_chain_payouts: DbInt,
-  filer_owed_micro: DbInt,
-  filer_ledger_micro: DbInt,
-  buyers: DbInt
+  filer_owed_micro: DbSum,
+  filer_ledger_micro: DbSum,
+  buyers: DbInt,
+  /** The filers' and the desk's parts add up to the volume: compared in the database, where the sums are exact. */
+  split_exact: Schema.Boolean
 })
 export type Totals = typeof Totals.Type
 
@@ -121,7 +123,8 @@ const make = Effect.gen(function*() {
           coalesce(sum(filer_paid_on_chain_micro), 0) AS filer_paid_on_chain_micro,
           coalesce(sum(on_chain_payouts), 0) AS on_chain_payouts,
           coalesce(sum(filer_owed_micro), 0) AS filer_owed_micro,
-          coalesce(sum(filer_ledger_micro), 0) AS filer_ledger_micro, coalesce(sum(buyers), 0) AS buyers
+          coalesce(sum(filer_ledger_micro), 0) AS filer_ledger_micro, coalesce(sum(buyers), 0) AS buyers,
+          coalesce(sum(filer_micro), 0) + coalesce(sum(desk_micro), 0) = coalesce(sum(volume_micro), 0) AS split_exact
         FROM books_tally`
   })
 

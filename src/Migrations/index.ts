@@ -24,6 +24,7 @@ import noncePerWallet from "./0022_nonce_per_wallet.ts"
 import filersKnown from "./0023_filers_known.ts"
 import refusalsWriteNothing from "./0024_refusals_write_nothing.ts"
 import payoutSignaturesOnce from "./0025_payout_signatures_once.ts"
+import unboundedSums from "./0026_unbounded_sums.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -51,7 +52,8 @@ export const migrations = {
   "0022_nonce_per_wallet": noncePerWallet,
   "0023_filers_known": filersKnown,
   "0024_refusals_write_nothing": refusalsWriteNothing,
-  "0025_payout_signatures_once": payoutSignaturesOnce
+  "0025_payout_signatures_once": payoutSignaturesOnce,
+  "0026_unbounded_sums": unboundedSums
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
-import { DbDate, DbInt } from "../Domain/DbTypes.ts"
+import { DbDate, DbInt, DbSum } from "../Domain/DbTypes.ts"
 import { ReceiptRow } from "../Ledger/ReceiptRow.ts"
 import { boughtBy, daysOf, earnedOnListed, earningsOf, filedBy, heldBy } from "../Ledger/Tallies.ts"
 
@@ -23,7 +23,7 @@ export const FilingRow = Schema.Struct({
   price_micro: DbInt,
   filed_at: DbDate,
   sales: DbInt,
-  earned_micro: DbInt
+  earned_micro: DbSum
 })
 export type FilingRow = typeof FilingRow.Type
 
@@ -45,9 +45,9 @@ export const PurchaseRow = Schema.Struct({
 export type PurchaseRow = typeof PurchaseRow.Type
 
 /** The agent's sales by payout status: what reached its wallet, what is owed, what stays on the ledger. */
-const EarningRow = Schema.Struct({ payout_status: Schema.String, sales: DbInt, filer_micro: DbInt })
+const EarningRow = Schema.Struct({ payout_status: Schema.String, sales: DbInt, filer_micro: DbSum })
 
-export const DayRow = Schema.Struct({ day: Schema.String, spent_micro: DbInt, earned_micro: DbInt })
+export const DayRow = Schema.Struct({ day: Schema.String, spent_micro: DbSum, earned_micro: DbSum })
 export type DayRow = typeof DayRow.Type
 
 const Totals = Schema.Struct({ filings: DbInt, purchases: DbInt, bought: DbInt })

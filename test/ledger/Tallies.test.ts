@@ -33,7 +33,8 @@ const scanned = Effect.gen(function*() {
       count(*) FILTER (WHERE payout_status = 'sent')::int AS on_chain_payouts,
       coalesce(sum(filer_micro) FILTER (WHERE payout_status IN ${sql.in(OWED)}), 0)::bigint::text AS filer_owed_micro,
       coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'ledger'), 0)::bigint::text AS filer_ledger_micro,
-      count(DISTINCT payer)::int AS buyers
+      count(DISTINCT payer)::int AS buyers,
+      coalesce(sum(filer_micro), 0) + coalesce(sum(desk_micro), 0) = coalesce(sum(price_micro), 0) AS split_exact
     FROM receipts WHERE kind = 'sale'`
   const [census] = yield* sql`SELECT count(*)::int AS handoffs, count(DISTINCT filer_did)::int AS filers,
       coalesce(sum(purchases), 0)::int AS purchases FROM handoffs WHERE NOT is_demo`
