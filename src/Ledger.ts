@@ -57,9 +57,12 @@ const make = Effect.gen(function*() {
     return row.value
   })
 
-  /** The challenge for a handoff: none on a desk without a payment rail. */
+  /** The challenge for a handoff: none on a desk without a payment rail, none for the demo packet (it is free). */
   const acceptsFor = (handoff: SealedRow) =>
-    Option.match(settlement, { onNone: () => [], onSome: (rail) => rail.challenge(offerOf(config.publicUrl, handoff)) })
+    handoff.is_demo ? [] : Option.match(settlement, {
+      onNone: () => [],
+      onSome: (rail) => rail.challenge(offerOf(config.publicUrl, handoff))
+    })
 
   const paymentRequired = (handoff: SealedRow, message: string) =>
     new PaymentRequired({ message, x402Version: 1, accepts: acceptsFor(handoff) })
@@ -72,6 +75,12 @@ const make = Effect.gen(function*() {
   const noRail = new PaymentInvalid({
     message: "This desk settles by desk receipt only: unlock without X-PAYMENT.",
     reason: "x402_not_configured"
+  })
+  // The sandbox's packet moves no USDC: a payment sent for it was settled (0.01 USDC to the desk) and then left
+  // out of every total, as demo rows are. It is refused before anything reads it; nothing is charged.
+  const demoIsFree = new PaymentInvalid({
+    message: "The demo packet is free and moves no USDC: unlock without X-PAYMENT.",
+    reason: "demo_is_free"
   })
 
   /**
@@ -139,6 +148,7 @@ const make = Effect.gen(function*() {
       )
     }
     const handoff = yield* sealed(handoffId)
+    if (handoff.is_demo && Option.isSome(payment)) return yield* Effect.fail(demoIsFree)
     // A desk receipt looks for an earlier unlock inside its own transaction.
     if (Option.isNone(payment) && (!config.paymentRequired || handoff.is_demo)) return yield* record(handoff, agent)
     const existing = yield* receipts.findFor(agent, handoff.seq)

@@ -152,6 +152,40 @@ for (const backend of backends) {
           yield* expectAuditPasses
         }))
 
+      it.effect("the demo packet is free: its 402 offers no payment, a payment sent for it is refused, nothing moves", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const sql = yield* SqlClient.SqlClient
+          const [demo] = yield* sql<
+            { id: string; price: number }
+          >`SELECT 'DESK-' || seq AS id, price_micro::int AS price
+            FROM handoffs WHERE is_demo`
+          const buyer = newAgentId()
+          const sealed = yield* send(`/api/handoffs/${demo!.id}/body`, { agent: buyer })
+          expect(sealed.status).toBe(402)
+          expect(sealed.json).toMatchObject({ error: "payment_required", accepts: [] })
+          expect(sealed.headers.get("payment-required")).toBeNull()
+
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const forge = forger(chain)
+          for (
+            const header of [{ "x-payment": yield* Effect.promise(() => forge.v1(BigInt(demo!.price))) }, {
+              "payment-signature": yield* Effect.promise(() => forge.v2(BigInt(demo!.price)))
+            }]
+          ) {
+            const refused = yield* unlockWith(demo!.id, buyer, header)
+            expect(refused.status).toBe(402)
+            expect(refused.json).toMatchObject({ error: "payment_invalid", reason: "demo_is_free", accepts: [] })
+          }
+          yield* nothingRecorded([buyer])
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+
+          const free = yield* unlockWith(demo!.id, buyer)
+          expect(free.status).toBe(200)
+          expect(free.json.receipt).toMatchObject({ kind: "demo", mode: "desk" })
+          yield* expectAuditPasses
+        }))
+
       it.effect("one payment buys one unlock: reused by another identity or for another handoff it is refused", () =>
         Effect.gen(function*() {
           const { balanceOf, chain } = yield* TestChain
