@@ -246,7 +246,7 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         const account = yield* agents.lock(agent)
         const existing = yield* receipts.findFor(agent, handoff.seq)
         if (Option.isSome(existing)) return { _tag: "Unlocked" as const, receipt: existing.value }
-        const spend = spendOf(kindOf(handoff, agent), handoff.price_micro)
+        const spend = spendOf(kindOf(handoff, agent), "x402", handoff.price_micro)
         if (spend > 0 && Option.isNone(yield* agents.spend(agent, spend))) {
           return yield* Effect.fail(capExceeded(account, handoff.price_micro, agent))
         }

@@ -18,8 +18,13 @@ export const kindOf = (
   payer: string
 ): ReceiptKind => handoff.is_demo ? "demo" : payer === handoff.filer_did ? "self" : "sale"
 
-/** What an unlock adds to the buyer's spend (checked against its cap). */
-export const spendOf = (kind: ReceiptKind, priceMicro: number) => (kind === "sale" ? priceMicro : 0)
+/**
+ * What an unlock adds to the buyer's spend (checked against its cap): a sale's price, and the price a filer pays
+ * on-chain for its own handoff (USDC leaves its wallet: the cap its owner set holds it too). A desk receipt for
+ * its own handoff or the demo packet moves nothing and spends nothing.
+ */
+export const spendOf = (kind: ReceiptKind, mode: Mode, priceMicro: number) =>
+  kind === "sale" || (kind === "self" && mode === "x402") ? priceMicro : 0
 
 /** A handoff's `purchases` counts every unlock but the filer's own. */
 export const countsAsPurchase = (kind: ReceiptKind) => kind !== "self"

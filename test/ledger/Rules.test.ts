@@ -12,8 +12,9 @@ describe("ledger rules", () => {
     expect(kindOf(handoff, "did:desk:buyer")).toBe("sale")
   })
 
-  it("only a sale spends, only a sale votes, every kind but self counts as a purchase", () => {
-    expect([spendOf("sale", 7), spendOf("self", 7), spendOf("demo", 7)]).toEqual([7, 0, 0])
+  it("a sale and a paid self unlock spend, only a sale votes, every kind but self counts as a purchase", () => {
+    expect([spendOf("sale", "desk", 7), spendOf("self", "desk", 7), spendOf("demo", "desk", 7)]).toEqual([7, 0, 0])
+    expect([spendOf("sale", "x402", 7), spendOf("self", "x402", 7), spendOf("demo", "x402", 7)]).toEqual([7, 7, 0])
     expect([mayVote("sale"), mayVote("self"), mayVote("demo")]).toEqual([true, false, false])
     expect([countsAsPurchase("sale"), countsAsPurchase("self"), countsAsPurchase("demo")]).toEqual([true, false, true])
   })

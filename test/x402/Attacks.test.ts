@@ -238,6 +238,28 @@ for (const backend of backends) {
           yield* expectAuditPasses
         }))
 
+      it.effect("a filer paying on-chain for its own handoff pays within its cap, and the spend shows", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const forge = forger(chain)
+          const { filer, id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          yield* send("/api/agents", { json: { id: filer, spendCapUsd: 0.2 }, agent: filer })
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const refused = yield* unlockWith(id, filer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
+          expect(refused.status).toBe(403)
+          expect(refused.json).toMatchObject({ error: "spend_cap_exceeded", spendCapUsd: 0.2 })
+          yield* nothingRecorded([filer])
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+
+          yield* send("/api/agents", { json: { id: filer, spendCapUsd: 1 }, agent: filer })
+          const paid = yield* unlockWith(id, filer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
+          expect(paid.status).toBe(200)
+          expect(paid.json.receipt).toMatchObject({ kind: "self", mode: "x402" })
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+          expect((yield* send(`/api/agents/${filer}`)).json).toMatchObject({ spentUsd: 0.3, spendCapUsd: 1 })
+          yield* expectAuditPasses
+        }))
+
       it.effect("the filer's id, public on every preview, reads no body without paying: not the body, not a free unlock", () =>
         Effect.gen(function*() {
           const { chain } = yield* TestChain
