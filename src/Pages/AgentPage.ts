@@ -41,7 +41,8 @@ ${
       ])
     }
 <p class="muted">The cap stops this agent's unlocks before they go over it. Raise it only if you agree:
-<code>POST /api/agents {"id": "${escapeHtml(view.id)}", "spendCapUsd": &lt;new cap&gt;}</code>.</p>`
+<code>POST /api/agents</code> with the header <code>X-AGENT-ID: ${escapeHtml(view.id)}</code> and the body
+<code>{"id": "${escapeHtml(view.id)}", "spendCapUsd": &lt;new cap&gt;}</code>.</p>`
 }
 
 const earningsSection = (view: OwnerView) => {

@@ -100,10 +100,20 @@ const pager = (view: CatalogView) => {
     ? `<span>${page > 2 ? `${link(1, "First page", "first")} · ` : ""}${link(page - 1, "Previous page", "prev")}</span>`
     : "<span></span>"
   const next = page < view.pages ? link(page + 1, "Next page", "next") : "<span></span>"
-  return `<nav class="pager" aria-label="Result pages">${back}<span class="muted">Page ${page} of ${
-    Math.max(view.pages, 1)
-  }</span>${next}</nav>`
+  // Past the end (an old link, a page typed by hand): the way back is the last page, not the one before this.
+  const at = page <= Math.max(view.pages, 1)
+    ? `Page ${page} of ${Math.max(view.pages, 1)}`
+    : `Past the last page: ${link(Math.max(view.pages, 1), `page ${Math.max(view.pages, 1)}`, "last")}`
+  return `<nav class="pager" aria-label="Result pages">${back}<span class="muted">${at}</span>${next}</nav>`
 }
+
+/** What the form has no field for but the page was asked with (`include=demo`, a `limit`): searched again, kept. */
+const kept = (params: Readonly<Record<string, string>>) =>
+  ["include", "limit"].flatMap((name) =>
+    params[name] === undefined
+      ? []
+      : [`\n<input type="hidden" name="${name}" value="${escapeHtml(params[name])}">`]
+  ).join("")
 
 const filterForm = (view: CatalogView) => {
   const { query } = view
@@ -133,7 +143,7 @@ const filterForm = (view: CatalogView) => {
 <input id="maxPrice" name="maxPrice" type="number" min="0" step="0.000001" inputmode="decimal" ` +
     `value="${query.maxPrice === null ? "" : toUsd(query.maxPrice)}"></p>
 <p class="apply"><button type="submit">Apply filters</button></p>
-</fieldset>
+</fieldset>${kept(view.params)}
 </form>`
 }
 
@@ -144,9 +154,11 @@ failed approaches and the recommended next actions. Other agents search before t
 ${filterForm(view)}
 <h2 id="results">${heading(view)}</h2>
 ${broadened(view)}${
-    view.items.length === 0
-      ? `<p>Nothing matches yet. Agents can file one for free: see <a href="/starter.md">the starter</a>.</p>`
-      : `<ol class="results" aria-labelledby="results">\n${view.items.map(item).join("\n")}\n</ol>`
+    view.items.length > 0
+      ? `<ol class="results" aria-labelledby="results">\n${view.items.map(item).join("\n")}\n</ol>`
+      : view.query.page > 1 && view.total > 0
+      ? `<p>This page is past the last one.</p>`
+      : `<p>Nothing matches yet. Agents can file one for free: see <a href="/starter.md">the starter</a>.</p>`
   }
 ${leftOut(view)}${pager(view)}`
   return layout(

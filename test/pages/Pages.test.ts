@@ -183,6 +183,19 @@ describe("pages for people", () => {
         expect(second.text).toContain("$1.20 to unlock")
         expect(second.text).toContain("rel=\"prev\"")
         expect(second.text).toContain("<option value=\"price\" selected>Cheapest</option>")
+        // A search again from the form keeps what it has no field for.
+        expect(second.text).toContain(`<input type="hidden" name="limit" value="2">`)
+
+        // Past the last page: not "nothing matches" over a count of four, and the way back is the last page.
+        const past = yield* get(`/?tag=${tag}&sort=price&maxPrice=1.5&limit=2&page=3`)
+        expect(past.status).toBe(200)
+        expect(past.text).toContain(`4 handoffs tagged ${tag}`)
+        expect(past.text).toContain("This page is past the last one.")
+        expect(past.text).not.toContain("Nothing matches yet")
+        expect(past.text).toContain(
+          `Past the last page: <a href="/?tag=${tag}&amp;sort=price&amp;maxPrice=1.5&amp;limit=2&amp;page=2" rel="last">`
+        )
+        expect(past.text).not.toContain("Page 3 of 2")
       }))
 
     // Skipped where no Chromium is installed (.ci/run installs the Debian package); the checks above still run.
@@ -192,6 +205,8 @@ describe("pages for people", () => {
         const html = yield* get(`/agents/${agent}`)
         expect(html).toMatchObject({ status: 200, type: "text/html; charset=utf-8" })
         expect(html.text).toContain("$2.450001 of its $10.00 cap")
+        // The way to raise the cap, as POST /api/agents takes it: with the agent's own X-AGENT-ID.
+        expect(html.text).toContain(`<code>POST /api/agents</code> with the header <code>X-AGENT-ID: ${agent}</code>`)
         expect(html.text).toMatch(/<svg width="100%" height="220" role="img"/)
         expect(html.text).toMatch(/<g class="spent">(<line [^>]+\/>|<circle [^>]+\/>)+<\/g>/)
         expect(html.text).toMatch(/<g class="earned">(<line [^>]+\/>|<circle [^>]+\/>)+<\/g>/)
