@@ -94,6 +94,22 @@ describe("discovery documents", () => {
         expect(agents.identity.header).toBe("X-AGENT-ID")
         expect(agents.payment).toMatchObject({ header: "X-PAYMENT", asset: "USDC", network: "base", x402Ready: false })
         expect(agents.spendControl.defaultCapUsd).toBe(10)
+        // POST /mcp answers 406 to `Accept: application/json` alone: every document that names it says so.
+        expect(agents.mcp.accept).toBe("application/json, text/event-stream")
+        for (const path of ["/llms.txt", "/AGENTS.md", "/agents.txt"]) {
+          const text = yield* Effect.promise(() =>
+            desk.request(path, { headers: { accept: "*/*" } }).then((_) => _.text())
+          )
+          expect(text, path).toContain("application/json, text/event-stream")
+        }
+        const mcp = yield* Effect.promise(() =>
+          desk.request("/mcp", {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: agents.mcp.accept },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+          })
+        )
+        expect(mcp.status).toBe(200)
       }))
   })
 })
