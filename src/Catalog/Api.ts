@@ -60,7 +60,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addSuccess(CatalogResponse)
       .addError(InvalidQuery)
       .addError(Unavailable)
-      .annotate(OpenApi.Summary, "Catalog listing with every tag in use")
+      .annotate(OpenApi.Summary, "Catalog listing with the 200 most used tags (tagCount: how many are in use)")
   )
   .annotate(OpenApi.Title, "Catalog")
 {}
