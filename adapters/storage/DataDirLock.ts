@@ -10,7 +10,7 @@ import {
   unlinkSync,
   writeSync
 } from "node:fs"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { StartupError } from "../../src/Domain/StartupError.ts"
 
 const LOCK_FILE = "desk.lock"
@@ -21,14 +21,26 @@ interface Owner {
   readonly started: string | null
 }
 
-const startedOf = (pid: number): string | null => {
+/** Fields 3 on of /proc/<pid>/stat (state first), counted after the command name, which may hold spaces and `)`. */
+const statOf = (pid: number): ReadonlyArray<string> | null => {
   try {
-    // Field 22 of /proc/<pid>/stat, counted after the command name, which may hold spaces and parentheses.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   } catch {
     return null
   }
+}
+
+/** Field 22 of /proc/<pid>/stat: the start time. */
+const startedOf = (pid: number): string | null => statOf(pid)?.[19] ?? null
+
+/**
+ * A zombie (killed, not yet reaped by its parent: a desk killed with its shell waits for init) has exited and
+ * holds no file, yet still answers kill(pid, 0) with its start time: it must not keep its directory.
+ */
+const exited = (pid: number): boolean => {
+  const state = statOf(pid)?.[0]
+  return state === "Z" || state === "X"
 }
 
 const ours: Owner = { pid: process.pid, started: startedOf(process.pid) }
@@ -43,6 +55,7 @@ const isAlive = (owner: Owner): boolean => {
     // EPERM: a process of another user has that pid.
     if ((error as NodeJS.ErrnoException).code !== "EPERM") return false
   }
+  if (exited(owner.pid)) return false
   const started = startedOf(owner.pid)
   return owner.started === null || started === null || started === owner.started
 }
@@ -128,13 +141,30 @@ const notADirectory = (dir: string, error: unknown) =>
         : (error as Error).message)
   })
 
+/**
+ * `mkdir -p`, one level at a time. Node's recursive mkdirSync never returns for a path such as /proc/x (it tries
+ * again for as long as the directory cannot be made and its parent exists), synchronously: the desk spun a core,
+ * said nothing and could not even be stopped by SIGTERM.
+ */
+const makeDirectory = (dir: string): void => {
+  try {
+    mkdirSync(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "EEXIST") return
+    if (code !== "ENOENT" || dirname(dir) === dir) throw error
+    makeDirectory(dirname(dir))
+    mkdirSync(dir)
+  }
+}
+
 /** One desk per embedded data directory, for the scope's lifetime: the directory is created if missing. */
 export const holdDataDir = (dataDir: string) => {
   const dir = resolve(dataDir)
   return Effect.acquireRelease(
     Effect.try({
       try: () => {
-        mkdirSync(dir, { recursive: true })
+        makeDirectory(dir)
         if (!statSync(dir).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" })
         return dir
       },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
+import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -56,6 +57,37 @@ describe.skipIf(process.platform !== "linux")("the data directory lock", () => {
           Effect.zipRight(holdDataDir(dir), Effect.sync(() => expect(lockOf(dir).pid).toBe(process.pid)))
         )
       }
+    }))
+
+  it.scopedLive("takes over a lock whose owner has exited but is not reaped yet (a zombie)", () =>
+    Effect.gen(function*() {
+      // The shell's background child exits at once; the shell has become `sleep`, which never reaps it.
+      const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
+      const printed = new Promise<number>((found) =>
+        parent.stdout.once("data", (chunk) => found(Number(String(chunk).trim())))
+      )
+      yield* Effect.addFinalizer(() => Effect.sync(() => parent.kill("SIGKILL")))
+      const zombie = yield* Effect.promise(() => printed)
+      const stateOf = () => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]!.split(" ")[0]
+      while (stateOf() !== "Z") yield* Effect.sleep("10 millis")
+      const dir = freshDir()
+      writeFileSync(join(dir, "desk.lock"), JSON.stringify({ pid: zombie, started: startedOf(zombie) }))
+      yield* Effect.scoped(
+        Effect.zipRight(holdDataDir(dir), Effect.sync(() => expect(lockOf(dir).pid).toBe(process.pid)))
+      )
+    }))
+
+  it.scoped("creates missing parents, and says so at once where no directory can be made", () =>
+    Effect.gen(function*() {
+      const nested = join(freshDir(), "a", "b", "c")
+      yield* Effect.scoped(
+        Effect.zipRight(holdDataDir(nested), Effect.sync(() => expect(lockOf(nested).pid).toBe(process.pid)))
+      )
+      // Node's recursive mkdirSync never returned here (a test that would hang, not fail, without the fix).
+      const refused = yield* Effect.exit(Effect.scoped(holdDataDir("/proc/handoff-desk-data")))
+      expect(messageOf(refused)).toMatch(
+        /^DESK_DATA_DIR \/proc\/handoff-desk-data cannot be used as the embedded database's directory: ENOENT/
+      )
     }))
 
   it.scoped("says so when the directory is a file", () =>
