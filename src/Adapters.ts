@@ -29,11 +29,25 @@ export const StoreLive = Layer.unwrapEffect(
     }))
 )
 
+/** A URL Redis' client takes: it threw a bare "Invalid URL" at startup for anything else, naming no variable. */
+const isRedisUrl = (url: string) => {
+  try {
+    return ["redis:", "rediss:"].includes(new URL(url).protocol)
+  } catch {
+    return false
+  }
+}
+
 /** Redis when REDIS_URL is set, so several desks share one budget per client; this process's memory otherwise. */
 export const RateLimiterLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const policy = yield* policyConfig
     const url = yield* nonEmpty(Config.redacted("REDIS_URL"), Redacted.value)
+    if (Option.isSome(url) && !isRedisUrl(Redacted.value(url.value))) {
+      return yield* new StartupError({
+        message: "REDIS_URL must be a redis:// or rediss:// URL with a numeric port, such as redis://127.0.0.1:6379"
+      })
+    }
     return Option.match(url, {
       onNone: () => MemoryRateStore.layer(policy),
       onSome: (url) => RedisRateStore.layer(policy, { url })

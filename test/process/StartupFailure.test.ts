@@ -27,7 +27,10 @@ describe("a desk that cannot start says why in one line and exits 1", () => {
   it("bad configuration", async () => {
     await expectAll([
       [{ PORT: "abc" }, /PORT/],
-      [{ PORT: "0", DESK_PUBLIC_URL: "notaurl" }, /DESK_PUBLIC_URL/]
+      [{ PORT: "0", DESK_PUBLIC_URL: "notaurl" }, /DESK_PUBLIC_URL/],
+      // Redis' client said only "Invalid URL".
+      [{ REDIS_URL: "::not-a-url::" }, /REDIS_URL must be a redis:\/\//],
+      [{ REDIS_URL: "redis://127.0.0.1:abc" }, /REDIS_URL must be a redis:\/\//]
     ])
   }, 120_000)
 
