@@ -90,7 +90,11 @@ const make = Effect.gen(function*() {
   const recordOnce = (handoff: SealedRow, payer: DeskId) =>
     Effect.gen(function*() {
       const receipt = yield* sales.receiptOf({ handoff, payer, payment: Option.none() })
-      const outcome = yield* receipts.deskUnlock(receipt, spendOf(receipt.kind, "desk", handoff.price_micro), handoff.title)
+      const outcome = yield* receipts.deskUnlock(
+        receipt,
+        spendOf(receipt.kind, "desk", handoff.price_micro),
+        handoff.title
+      )
       switch (outcome.outcome) {
         case "recorded":
         case "unlocked":

@@ -34,6 +34,24 @@ const nothingRecorded = (buyers: ReadonlyArray<string>) =>
     expect(spent!.n).toBe(0)
   })
 
+/**
+ * `agent`, its cap set to 0.2 USD, sends a valid payment of 0.3 for `id`: 403 before any money moves. The buyer
+ * wallet's balance, unchanged, comes back.
+ */
+const refusedOverCap = (id: string, agent: string) =>
+  Effect.gen(function*() {
+    const { balanceOf, chain } = yield* TestChain
+    yield* send("/api/agents", { json: { id: agent, spendCapUsd: 0.2 }, agent })
+    const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+    const payment = yield* Effect.promise(() => forger(chain).v1(PRICE))
+    const refused = yield* unlockWith(id, agent, { "x-payment": payment })
+    expect(refused.status).toBe(403)
+    expect(refused.json).toMatchObject({ error: "spend_cap_exceeded", spendCapUsd: 0.2 })
+    yield* nothingRecorded([agent])
+    expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+    return before
+  })
+
 const refusedWith = (answer: Sent, reason: string, name = reason) => {
   expect(answer.status, name).toBe(402)
   expect(answer.json, name).toMatchObject({ ok: false, error: "payment_invalid", reason, x402Version: 1 })
@@ -224,17 +242,9 @@ for (const backend of backends) {
 
       it.effect("the spend cap is enforced before any money moves", () =>
         Effect.gen(function*() {
-          const { balanceOf, chain } = yield* TestChain
-          const forge = forger(chain)
+          const { chain } = yield* TestChain
           const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
-          const buyer = newAgentId()
-          yield* send("/api/agents", { json: { id: buyer, spendCapUsd: 0.2 }, agent: buyer })
-          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
-          const refused = yield* unlockWith(id, buyer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
-          expect(refused.status).toBe(403)
-          expect(refused.json).toMatchObject({ error: "spend_cap_exceeded", spendCapUsd: 0.2 })
-          yield* nothingRecorded([buyer])
-          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+          yield* refusedOverCap(id, newAgentId())
           yield* expectAuditPasses
         }))
 
@@ -243,14 +253,7 @@ for (const backend of backends) {
           const { balanceOf, chain } = yield* TestChain
           const forge = forger(chain)
           const { filer, id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
-          yield* send("/api/agents", { json: { id: filer, spendCapUsd: 0.2 }, agent: filer })
-          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
-          const refused = yield* unlockWith(id, filer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
-          expect(refused.status).toBe(403)
-          expect(refused.json).toMatchObject({ error: "spend_cap_exceeded", spendCapUsd: 0.2 })
-          yield* nothingRecorded([filer])
-          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
-
+          const before = yield* refusedOverCap(id, filer)
           yield* send("/api/agents", { json: { id: filer, spendCapUsd: 1 }, agent: filer })
           const paid = yield* unlockWith(id, filer, { "x-payment": yield* Effect.promise(() => forge.v1(PRICE)) })
           expect(paid.status).toBe(200)
