@@ -43,6 +43,15 @@ export const isDatabaseOutage = (error: unknown): boolean => {
   return CONNECTION_CODES.has(code) || code.startsWith("08") || CONNECTION_MESSAGES.test(messageOf(cause))
 }
 
+/**
+ * The database is out of room: disk_full (53100) or out_of_memory (53200), SQLSTATE class 53 but the connection
+ * limit (counted as an outage above). The request may pass once there is room: a 503,
+ * not a 500 someone must fix in the code (the embedded store on a full disk answered 500 internal_error).
+ */
+export const isOutOfRoom = (error: unknown): boolean =>
+  Predicate.isTagged(error, "SqlError") && Predicate.hasProperty(error, "cause") &&
+  (codeOf(error.cause) === "53100" || codeOf(error.cause) === "53200")
+
 /** PostgreSQL cancelled the statement: it ran past DESK_STATEMENT_TIMEOUT_MS (SQLSTATE 57014, query_canceled). */
 export const isStatementTimeout = (error: unknown): boolean =>
   Predicate.isTagged(error, "SqlError") && Predicate.hasProperty(error, "cause") && codeOf(error.cause) === "57014"
@@ -67,6 +76,11 @@ export const unavailableFor = (
   if (Option.isSome(down)) {
     const message = `The database does not answer; retry in ${RETRY_AFTER_SECONDS} seconds.`
     return Option.some({ error: new Unavailable({ message }), reason: down.value })
+  }
+  const full = findIn(cause, isOutOfRoom)
+  if (Option.isSome(full)) {
+    const message = `The database is out of disk or memory; retry in ${RETRY_AFTER_SECONDS} seconds.`
+    return Option.some({ error: new Unavailable({ message }), reason: full.value })
   }
   return Option.map(findIn(cause, isStatementTimeout), (reason) => ({
     error: new Unavailable({

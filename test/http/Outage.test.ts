@@ -1,7 +1,7 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Option } from "effect"
-import { databaseOutage, isDatabaseOutage } from "../../src/Desk/Outage.ts"
+import { databaseOutage, isDatabaseOutage, unavailableFor } from "../../src/Desk/Outage.ts"
 
 const pgError = (code: string, message = "boom") => Object.assign(new Error(message), { code })
 
@@ -50,5 +50,22 @@ describe("isDatabaseOutage", () => {
     expect(databaseOutage(Cause.sequential(Cause.fail("other"), Cause.die(down)))).toEqual(Option.some(down))
     expect(databaseOutage(Cause.fail(down))).toEqual(Option.some(down))
     expect(databaseOutage(Cause.die(new Error("bug")))).toEqual(Option.none())
+  })
+})
+
+describe("unavailableFor", () => {
+  it("answers a database out of disk or memory with a 503 to retry, not a 500", () => {
+    for (const code of ["53100", "53200"]) {
+      const full = new SqlError({
+        message: "Failed to execute statement",
+        cause: pgError(code, "could not extend file")
+      })
+      const answer = unavailableFor(Cause.die(full))
+      expect(Option.map(answer, (_) => _.error.message), code).toEqual(
+        Option.some("The database is out of disk or memory; retry in 5 seconds.")
+      )
+    }
+    const refused = new SqlError({ message: "Failed to execute statement", cause: pgError("23505") })
+    expect(unavailableFor(Cause.die(refused))).toEqual(Option.none())
   })
 })
