@@ -146,15 +146,16 @@ const notADirectory = (dir: string, error: unknown) =>
  * again for as long as the directory cannot be made and its parent exists), synchronously: the desk spun a core,
  * said nothing and could not even be stopped by SIGTERM.
  */
-const makeDirectory = (dir: string): void => {
+const makeDirectory = (dir: string, parentMade = false): void => {
   try {
     mkdirSync(dir)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
+    // Made meanwhile by another desk starting on the same directory: there it is.
     if (code === "EEXIST") return
-    if (code !== "ENOENT" || dirname(dir) === dir) throw error
+    if (code !== "ENOENT" || parentMade || dirname(dir) === dir) throw error
     makeDirectory(dirname(dir))
-    mkdirSync(dir)
+    makeDirectory(dir, true)
   }
 }
 

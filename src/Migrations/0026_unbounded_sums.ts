@@ -3,8 +3,9 @@ import { Effect } from "effect"
 
 /**
  * The kept sums of amounts had bigint columns: 9.2e18 micro-USDC, about 9,223 sales at the largest price, which
- * desk receipts let anyone record for free (a buyer raises its own cap). Past it the sale that overflowed a sum
- * failed, and every later one with it. numeric holds any sum exactly; the amounts of one sale stay bigint.
+ * desk receipts let anyone record for free (a buyer raises its own cap). Each sale adds a delta row, so sales went
+ * on, but past it the fold of the deltas (src/Ledger/Tallies.ts) failed every second for good: the deltas piled up
+ * and every read of the books summed more of them. numeric holds any sum exactly; one sale's amounts stay bigint.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
