@@ -39,6 +39,29 @@ export const workersConfig = Effect.gen(function*() {
  */
 export class WorkerExited extends Data.TaggedError("WorkerExited")<{ readonly message: string }> {}
 
+/** What a worker tells the primary (IPC): it serves, or why it cannot start (the primary says it, once). */
+type WorkerNews = { readonly ready: true } | { readonly cannotStart: string }
+
+const isNews = (message: unknown): message is WorkerNews =>
+  typeof message === "object" && message !== null && ("ready" in message || "cannotStart" in message)
+
+/** In a worker: tells the primary its desk is built and serving. */
+export const tellReady = () => {
+  if (process.connected) process.send?.({ ready: true } satisfies WorkerNews)
+}
+
+/** In a worker: tells the primary why its desk cannot start; the primary says it on stderr, for every worker once. */
+export const tellCannotStart = (reason: string) =>
+  new Promise<void>((sent) => {
+    // A primary already gone (killed): nobody to tell.
+    if (process.send === undefined || !process.connected) return sent()
+    try {
+      process.send({ cannotStart: reason } satisfies WorkerNews, () => sent())
+    } catch {
+      sent()
+    }
+  })
+
 const exitOf = (worker: Worker) =>
   new Promise<void>((resolve) => {
     if (worker.isDead()) resolve()
@@ -50,13 +73,20 @@ const exitOf = (worker: Worker) =>
  * one exits: a desk that dies takes the others down, so whatever supervises the primary restarts the set
  * (the workers run their migrations, payouts and reconciliation as separate desks on one database do).
  * Interrupted (SIGTERM, SIGINT), it stops every worker and waits for them. A worker that exits before every one
- * listens fails the start (StartupError); one that exits later, the running set (WorkerExited).
+ * serves (its whole desk built: store, migrations and all, not only listening) fails the start (StartupError,
+ * with the reason the first worker that could not start gave); one that exits later, the running set
+ * (WorkerExited).
  */
 export const superviseWorkers = (n: number) =>
   Effect.async<never, StartupError | WorkerExited>((resume) => {
     const workers = Array.from({ length: n }, () => cluster.fork())
-    const listening = new Set<number>()
-    cluster.on("listening", (worker) => listening.add(worker.id))
+    const ready = new Set<number>()
+    let reason: string | undefined
+    cluster.on("message", (worker, message: unknown) => {
+      if (!isNews(message)) return
+      if ("ready" in message) ready.add(worker.id)
+      else reason ??= message.cannotStart
+    })
     let stopping = false
     const stopAll = () => {
       stopping = true
@@ -65,10 +95,14 @@ export const superviseWorkers = (n: number) =>
     }
     cluster.on("exit", (worker, code, signal) => {
       if (stopping) return
-      const serving = listening.size === n
+      const serving = ready.size === n
       const message = `desk worker ${worker.process.pid} exited (${signal ?? code}); stopped the others`
       void stopAll().then(() =>
-        resume(Effect.fail(serving ? new WorkerExited({ message }) : new StartupError({ message })))
+        resume(Effect.fail(
+          serving
+            ? new WorkerExited({ message: reason === undefined ? message : `${message}: ${reason}` })
+            : new StartupError({ message: reason ?? message })
+        ))
       )
     })
     return Effect.promise(stopAll)

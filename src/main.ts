@@ -3,7 +3,7 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { LedgerOnlySettlement, RateLimiterLive, ReceiptSigningLive, SettlementLive, StoreLive } from "./Adapters.ts"
 import { Catalog } from "./Catalog.ts"
 import { PreviewCache } from "./Catalog/PreviewCache.ts"
-import { isWorker, superviseWorkers, WorkerExited, workersConfig } from "./Cluster.ts"
+import { isWorker, superviseWorkers, tellCannotStart, tellReady, WorkerExited, workersConfig } from "./Cluster.ts"
 import { DeskConfig } from "./Config.ts"
 import { DeskLive } from "./Desk.ts"
 import { ClientConcurrency } from "./Http/ClientConcurrency.ts"
@@ -31,13 +31,18 @@ const DeskMainLive = DeskLive.pipe(
   Layer.provide(Layer.setTracerEnabled(false))
 )
 
+const STARTING = "handoff-desk: cannot start"
+
 /**
  * Failures are one line on stderr, not a stack trace; the program then fails, so the runtime exits 1 at once
- * instead of waiting for handles a half-built layer left open.
+ * instead of waiting for handles a half-built layer left open. A worker that cannot start tells its primary
+ * instead, which says it once for all of them.
  */
 const reportFailure = (prefix: string) => (cause: Cause.Cause<unknown>) =>
   Effect.zipRight(
-    Effect.sync(() => process.stderr.write(`${prefix}: ${startupReason(cause)}\n`)),
+    isWorker && prefix === STARTING
+      ? Effect.promise(() => tellCannotStart(startupReason(cause)))
+      : Effect.sync(() => process.stderr.write(`${prefix}: ${startupReason(cause)}\n`)),
     Effect.failCause(cause)
   )
 
@@ -45,7 +50,7 @@ const [command, ...args] = process.argv.slice(2)
 
 /** One desk in this process, or DESK_WORKERS desks forked from it on the same port. */
 const serve = isWorker
-  ? Layer.launch(DeskMainLive)
+  ? Layer.launch(DeskMainLive.pipe(Layer.tap(() => Effect.sync(tellReady))))
   : Effect.flatMap(workersConfig, (n) => n === 1 ? Layer.launch(DeskMainLive) : superviseWorkers(n))
 
 /** `main.ts` runs the desk; `main.ts seed <file.json>` (npm run seed) imports seed listings into the same store. */
@@ -72,7 +77,7 @@ const program = command === "seed"
         : reportFailure(
           Option.exists(Cause.failureOption(cause), (error) => error instanceof WorkerExited)
             ? "handoff-desk: stopped"
-            : "handoff-desk: cannot start"
+            : STARTING
         )(cause)
     )
   )

@@ -1,6 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { existsSync, readFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { loopbackAddress, loopbackRangeUsable, send } from "../support/Loopback.ts"
 import { type DeskProcess, startDesk, startExpectingExit } from "../support/Process.ts"
 import { REDIS_URL, redisUp } from "../support/Redis.ts"
@@ -141,4 +142,30 @@ describe("DESK_WORKERS refused at startup", () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("DESK_WORKERS must be between 1 and 64")
   })
+
+  // Each worker printed its own line and the primary a third, which called a start that never served a stop.
+  it("a start every worker fails says why once, as a start that failed", async () => {
+    const taken = createServer()
+    await new Promise<void>((listening) => taken.listen(0, "127.0.0.1", listening))
+    try {
+      const port = String((taken.address() as { port: number }).port)
+      const workers = { DESK_WORKERS: "2", REDIS_URL: "redis://127.0.0.1:1" }
+      const [refused, inUse] = await Promise.all([
+        startExpectingExit({ ...workers, DATABASE_URL: "postgres://desk@127.0.0.1:1/none" }),
+        startExpectingExit({ ...workers, DATABASE_URL: "postgres://desk@127.0.0.1:1/none", PORT: port })
+      ])
+      expect(refused.code).toBe(1)
+      expect(refused.stderr.trim().split("\n")).toEqual([
+        "handoff-desk: cannot start: DATABASE_URL: nothing accepts connections at 127.0.0.1:1 (connection refused); " +
+        "start PostgreSQL there or fix the host and port"
+      ])
+      expect(inUse.code).toBe(1)
+      expect(inUse.stderr.trim().split("\n")).toEqual([
+        `handoff-desk: cannot start: PORT ${port} on 127.0.0.1 is already in use (EADDRINUSE); stop what listens ` +
+        "there or set another PORT"
+      ])
+    } finally {
+      await new Promise((closed) => taken.close(closed))
+    }
+  }, 120_000)
 })
