@@ -101,9 +101,8 @@ const pager = (view: CatalogView) => {
     : "<span></span>"
   const next = page < view.pages ? link(page + 1, "Next page", "next") : "<span></span>"
   // Past the end (an old link, a page typed by hand): the way back is the last page, not the one before this.
-  const at = page <= Math.max(view.pages, 1)
-    ? `Page ${page} of ${Math.max(view.pages, 1)}`
-    : `Past the last page: ${link(Math.max(view.pages, 1), `page ${Math.max(view.pages, 1)}`, "last")}`
+  const last = Math.max(view.pages, 1)
+  const at = page <= last ? `Page ${page} of ${last}` : `Past the last page: ${link(last, `page ${last}`, "last")}`
   return `<nav class="pager" aria-label="Result pages">${back}<span class="muted">${at}</span>${next}</nav>`
 }
 
