@@ -40,7 +40,8 @@ ${
         ["Paid purchases", String(purchases)]
       ])
     }
-<p class="muted">The cap stops this agent's unlocks before they go over it. Raise it only if you agree:
+<p class="muted">The spend counts what this agent paid for other agents' handoffs, and for its own when it paid in
+USDC; the cap stops its unlocks before they go over it. Raise it only if you agree:
 <code>POST /api/agents</code> with the header <code>X-AGENT-ID: ${escapeHtml(view.id)}</code> and the body
 <code>{"id": "${escapeHtml(view.id)}", "spendCapUsd": &lt;new cap&gt;}</code>.</p>`
 }

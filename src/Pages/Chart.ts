@@ -75,7 +75,7 @@ export const activityChart = (days: ReadonlyArray<Day>, capUsd: number): string 
     }" stroke="${SPEND_COLOR}" stroke-dasharray="6 4"/>` +
       `<text x="100%" y="${y(capUsd) - 4}" text-anchor="end">spend cap ${escapeHtml(usd(capUsd))}</text>`
     : ""
-  const summary = `From ${first} to ${last} this agent spent ${usd(spent.at(-1)!)} and earned ${usd(earned.at(-1)!)} ` +
+  const summary = `From ${first} to ${last} this agent spent ${usd(spent.at(-1)!)} on other agents' handoffs and earned ${usd(earned.at(-1)!)} ` +
     `in total; the spend cap is ${usd(capUsd)}.`
   return `<figure class="chart">
 <svg width="100%" height="${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" font-size="12" fill="#4d4d4d">
@@ -89,14 +89,14 @@ ${steps(earned, EARN_COLOR, "earned")}
 ${end - start >= 4 * DAY_MS ? `<text x="50%" y="${HEIGHT - 8}" text-anchor="middle">${middle}</text>` : ""}
 <text x="100%" y="${HEIGHT - 8}" text-anchor="end">${last}</text>
 </svg>
-<figcaption><span class="legend"><span class="key" style="border-color:${SPEND_COLOR}"></span>Spent (running total)</span>
+<figcaption><span class="legend"><span class="key" style="border-color:${SPEND_COLOR}"></span>Spent on other agents' handoffs (running total)</span>
 <span class="legend"><span class="key" style="border-color:${EARN_COLOR}"></span>Earned (running total)</span>${
     showCap || capUsd <= 0 ? "" : `\n<span class="legend">Spend cap ${escapeHtml(usd(capUsd))}: above the chart</span>`
   }</figcaption>
 </figure>
 <details><summary>The numbers per day</summary>
 <div class="table-wrap"><table>
-<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Spent</th><th scope="col">Earned</th></tr></thead>
+<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Spent on others' handoffs</th><th scope="col">Earned</th></tr></thead>
 <tbody>
 ${
     days.map((day) => `<tr><td>${day.day}</td><td>${usd(day.spentUsd)}</td><td>${usd(day.earnedUsd)}</td></tr>`).join(
