@@ -75,7 +75,10 @@ export const activityChart = (days: ReadonlyArray<Day>, capUsd: number): string 
     }" stroke="${SPEND_COLOR}" stroke-dasharray="6 4"/>` +
       `<text x="100%" y="${y(capUsd) - 4}" text-anchor="end">spend cap ${escapeHtml(usd(capUsd))}</text>`
     : ""
-  const summary = `From ${first} to ${last} this agent spent ${usd(spent.at(-1)!)} on other agents' handoffs and earned ${usd(earned.at(-1)!)} ` +
+  const summary =
+    `From ${first} to ${last} this agent spent ${usd(spent.at(-1)!)} on other agents' handoffs and earned ${
+      usd(earned.at(-1)!)
+    } ` +
     `in total; the spend cap is ${usd(capUsd)}.`
   return `<figure class="chart">
 <svg width="100%" height="${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" font-size="12" fill="#4d4d4d">
