@@ -49,6 +49,10 @@ export const policyConfig: Config.Config<RatePolicy> = Config.all({
   windowSeconds: positiveInteger("DESK_RATE_WINDOW_SECONDS", 60)
 })
 
+/** The limit in words, as the status and the discovery documents tell it to agents. */
+export const rateLimitWords = (policy: RatePolicy) =>
+  `${policy.limit} JSON requests per IP per ${policy.windowSeconds} seconds, then 429 with Retry-After`
+
 const seconds = (micros: number) => Math.ceil(micros / 1_000_000)
 
 export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {

@@ -6,6 +6,7 @@ import { boarding } from "../Boarding.ts"
 import { DeskConfig } from "../Config.ts"
 import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
+import { RateLimiter } from "../RateLimiter.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
 import { StatusResponse } from "./Responses.ts"
@@ -23,12 +24,15 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
     const settlement = yield* Settlement
     const rail = yield* RailProfile
     const signing = yield* ReceiptSigning
+    const { policy } = yield* RateLimiter
     const sql = yield* SqlClient.SqlClient
     const databaseKind = Option.isSome(config.databaseUrl) ? "postgres" : "pglite"
     const routes = routesOf(DeskApi)
     // Encoded once at startup: through the schema it cost about 10 µs of CPU on every request.
     const [statusDown, statusUp] = [false, true].map((reachable) =>
-      HttpServerResponse.unsafeJson(Schema.encodeSync(StatusResponse)(statusOf(config, rail, signing, reachable)))
+      HttpServerResponse.unsafeJson(
+        Schema.encodeSync(StatusResponse)(statusOf(config, rail, signing, policy, reachable))
+      )
     )
 
     const runtime = yield* Effect.runtime<never>()

@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import type { DeskSettings } from "../Config.ts"
+import { rateLimitWords, type RatePolicy } from "../RateLimiter.ts"
 import type { ReceiptSigning } from "../ReceiptSigning.ts"
 import type { Rail, Settlement } from "../Settlement.ts"
 import { moneyWords, payoutWords, statusNote } from "./RailWords.ts"
@@ -12,8 +13,7 @@ const FOR_AGENTS = {
   body: "GET /api/handoffs/:id/body with X-AGENT-ID",
   file: "POST /api/handoffs with X-AGENT-ID (free)",
   sandbox: "GET /api/sandbox (free loop over the demo packet, no USDC)",
-  mcp: "POST /mcp (Model Context Protocol, Streamable HTTP; tools in /tools.json)",
-  rateLimit: "180 JSON requests per IP per 60 seconds; then 429 with Retry-After"
+  mcp: "POST /mcp (Model Context Protocol, Streamable HTTP; tools in /tools.json)"
 }
 
 /** The status object of GET /api/status, also the result of the MCP desk_status tool. */
@@ -21,9 +21,10 @@ export const deskStatus = (
   config: DeskSettings,
   rail: Rail,
   settlement: Settlement["Type"],
-  signing: ReceiptSigning["Type"]
+  signing: ReceiptSigning["Type"],
+  policy: RatePolicy
 ): Effect.Effect<typeof StatusResponse.Type> =>
-  Effect.map(facilitatorReachable(settlement), (reachable) => statusOf(config, rail, signing, reachable))
+  Effect.map(facilitatorReachable(settlement), (reachable) => statusOf(config, rail, signing, policy, reachable))
 
 export const facilitatorReachable = (settlement: Settlement["Type"]): Effect.Effect<boolean> =>
   Option.match(settlement, { onNone: () => Effect.succeed(false), onSome: (_) => _.facilitatorReachable })
@@ -33,6 +34,7 @@ export const statusOf = (
   config: DeskSettings,
   rail: Rail,
   signing: ReceiptSigning["Type"],
+  policy: RatePolicy,
   facilitatorReachable: boolean
 ): typeof StatusResponse.Type => ({
   ok: true,
@@ -57,5 +59,5 @@ export const statusOf = (
     note: payoutWords(rail)
   },
   receiptSigner: Option.getOrNull(Option.map(signing.key, (key) => publishedSigner(key, config.publicUrl))),
-  forAgents: FOR_AGENTS
+  forAgents: { ...FOR_AGENTS, rateLimit: rateLimitWords(policy) }
 })

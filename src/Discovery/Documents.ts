@@ -6,7 +6,7 @@ import { moneyWords, paymentHeaderWords } from "../Desk/RailWords.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { MCP_PATH } from "../Mcp/Api.ts"
 import { TOOLS } from "../Mcp/Tools.ts"
-import type { RatePolicy } from "../RateLimiter.ts"
+import { rateLimitWords, type RatePolicy } from "../RateLimiter.ts"
 import type { Rail } from "../Settlement.ts"
 import { routeList } from "./RouteList.ts"
 import { renderJson, renderText, type TemplateValue } from "./Template.ts"
@@ -54,8 +54,7 @@ export const templateValues = (config: DeskSettings, rail: Rail, policy: RatePol
     x402Ready: rail.x402Ready,
     paymentRequired: config.paymentRequired,
     settlement: settlementText(rail, config.paymentRequired),
-    rateLimit: `${policy.limit} JSON requests per IP per ${policy.windowSeconds} seconds, then 429 with Retry-After; ` +
-      "discovery documents and GET /api/health are not limited",
+    rateLimit: `${rateLimitWords(policy)}; discovery documents and GET /api/health are not limited`,
     standingOrder: STANDING_ORDER,
     routes: routes.map(({ method, path, summary }) => ({ method, path, summary })),
     documents: routes

@@ -45,13 +45,15 @@ export const ApiLive = HttpApiBuilder.api(DeskApi).pipe(
       )
     ),
     AgentsHttp.pipe(builtWithOnly(Identity, RequireAgent)),
-    DeskInfoHttp.pipe(builtWithOnly(DeskConfig, RailProfile, ReceiptSigning, Settlement, SqlClient.SqlClient)),
+    DeskInfoHttp.pipe(
+      builtWithOnly(DeskConfig, RailProfile, RateLimiter, ReceiptSigning, Settlement, SqlClient.SqlClient)
+    ),
     SandboxHttp.pipe(builtWithOnly(Catalog, DeskConfig, RailProfile)),
     DiscoveryHttp.pipe(
       builtWithOnly(DeskConfig, FileSystem.FileSystem, Path.Path, RailProfile, RateLimiter, ReceiptSigning)
     ),
     PagesHttp.pipe(builtWithOnly(Catalog, DeskConfig, Owner, RailProfile)),
-    McpHttp.pipe(builtWithOnly(Catalog, DeskConfig, Ledger, RailProfile, ReceiptSigning, Settlement))
+    McpHttp.pipe(builtWithOnly(Catalog, DeskConfig, Ledger, RailProfile, RateLimiter, ReceiptSigning, Settlement))
   ]),
   Layer.provide([RequireAgentLive, OptionalAgentLive])
 )

@@ -29,6 +29,7 @@ import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
+import { RateLimiter } from "../RateLimiter.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
 import {
@@ -147,6 +148,7 @@ const make = Effect.gen(function*() {
   const rail = yield* RailProfile
   const signing = yield* ReceiptSigning
   const config = yield* DeskConfig
+  const { policy } = yield* RateLimiter
 
   const runners: Record<ToolName, Runner> = {
     search_handoffs: runner(
@@ -176,7 +178,7 @@ const make = Effect.gen(function*() {
         return yield* ledger.body(input.id, agent)
       })),
     list_receipts: runner(ListReceipts, (input) => ledger.listReceipts(toReceiptQuery(input))),
-    desk_status: runner(DeskStatus, () => deskStatus(config, rail, settlement, signing)),
+    desk_status: runner(DeskStatus, () => deskStatus(config, rail, settlement, signing, policy)),
     free_example: runner(FreeExample, () => Effect.succeed(EXAMPLE_PACKET))
   }
 

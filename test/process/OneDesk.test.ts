@@ -139,6 +139,18 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         expect(previews.map((_) => [_.status, _.json.purchases])).toEqual(range(20).map(() => [200, 1]))
       }))
 
+    it.effect("the status and llms.txt tell agents the limit the desk runs, not the default", () =>
+      Effect.gen(function*() {
+        const { quick, standard } = yield* Desks
+        const from = loopbackAddress()
+        const status = yield* send(`${quick.url}/api/status`, { from })
+        expect(status.json.forAgents.rateLimit).toBe("5 JSON requests per IP per 3 seconds, then 429 with Retry-After")
+        const llms = yield* send(`${quick.url}/llms.txt`, { from })
+        expect(llms.text).toContain("5 JSON requests per IP per 3 seconds")
+        const defaults = yield* send(`${standard.url}/api/status`, { from })
+        expect(defaults.json.forAgents.rateLimit).toContain("180 JSON requests per IP per 60 seconds")
+      }))
+
     it.effect("a retry before Retry-After is refused again; one after it passes", () =>
       Effect.gen(function*() {
         const { quick } = yield* Desks
