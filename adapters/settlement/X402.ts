@@ -1,5 +1,5 @@
 import type { SettleResponse } from "@x402/core/types"
-import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Cause, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { SettlementUnavailable } from "../../src/Domain/Errors.ts"
 import { PayoutChannel } from "../../src/Payouts/Rail.ts"
 import {
@@ -110,6 +110,16 @@ export const make = (settings: X402Settings) =>
         retryAfterSeconds: RETRY_AFTER_SECONDS
       })
 
+    /** A facilitator that answers 401 or 403 refuses the desk's credentials: waiting will not help the buyer. */
+    const facilitatorDown = (error: unknown) =>
+      /\((401|403)\)/.test(describe(error instanceof Cause.UnknownException ? error.error : error))
+        ? new SettlementUnavailable({
+          message: "The facilitator refuses this desk's credentials; nothing was charged. The desk's operator must " +
+            "fix DESK_FACILITATOR_TOKEN or DESK_FACILITATOR_HEADERS; retry later.",
+          retryAfterSeconds: RETRY_AFTER_SECONDS
+        })
+        : unavailable(facilitator.kind === "local" ? "The chain RPC" : "The facilitator")
+
     const lookup = (payment: VerifiedPayment, fromBlock: bigint): Effect.Effect<AuthorizationLookup> =>
       Effect.tryPromise(() => chain.lookup(payment, fromBlock)).pipe(
         Effect.timeout(lookupTimeout),
@@ -126,7 +136,7 @@ export const make = (settings: X402Settings) =>
     const verdict = (payment: VerifiedPayment): Effect.Effect<Option.Option<Refusal>, SettlementUnavailable> =>
       Effect.tryPromise(() => facilitator.verify(payment.payment)).pipe(
         Effect.timeout(Duration.times(rpcTimeout, 3)),
-        Effect.mapError(() => unavailable(facilitator.kind === "local" ? "The chain RPC" : "The facilitator")),
+        Effect.mapError(facilitatorDown),
         Effect.flatMap((answer) =>
           answer.isValid
             ? Effect.succeed(Option.none())

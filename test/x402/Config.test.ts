@@ -279,6 +279,7 @@ describe("x402 with a hosted facilitator that wants credentials", () => {
         }))
         expect(unpaid.status).toBe(503)
         expect(unpaid.json).toMatchObject({ ok: false, error: "settlement_unavailable" })
+        expect(unpaid.json.message).toContain("refuses this desk's credentials")
         expect(facilitator.refused()).toBeGreaterThanOrEqual(2)
         expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(afterPaid)
       }))
