@@ -24,6 +24,7 @@ import {
   SpendCapExceeded,
   Unavailable
 } from "../Domain/Errors.ts"
+import type { DeskId } from "../Domain/Ids.ts"
 import { describeIssues, issuesOf } from "../Domain/Issues.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
@@ -134,6 +135,36 @@ const identify = (agentId: string | undefined, agentHeader: string | undefined) 
     )
   )
 
+/** The agentId argument when it is text: judged before the other arguments, as REST judges X-AGENT-ID first. */
+const agentIdOf = (args: unknown): string | undefined => {
+  const agentId = typeof args === "object" && args !== null && "agentId" in args ? args.agentId : undefined
+  return typeof agentId === "string" ? agentId : undefined
+}
+
+/** A tool that acts as an identity (agentId, else the MCP request's X-AGENT-ID): refused for it before its input. */
+const asAgent = <A, I>(
+  tool: ToolDefinition<string, A, I>,
+  handle: (input: A, agent: DeskId) => Effect.Effect<object, ToolFailure | InMcpWords>
+): Runner =>
+(args, agentHeader) =>
+  Effect.flatMap(
+    identify(agentIdOf(args), agentHeader),
+    (agent) => runner(tool, (input) => handle(input, agent))(args, agentHeader)
+  )
+
+/** A tool that reads as an identity if one is named: a blank one names none, as a blank X-AGENT-ID on REST. */
+const asAgentIfNamed = <A, I>(
+  tool: ToolDefinition<string, A, I>,
+  handle: (input: A, agent: Option.Option<DeskId>) => Effect.Effect<object, ToolFailure | InMcpWords>
+): Runner =>
+(args, agentHeader) => {
+  const named = [agentIdOf(args), agentHeader].find((_) => _ !== undefined && _.trim() !== "")
+  return Effect.flatMap(
+    named === undefined ? Effect.succeedNone : Effect.asSome(identify(named, undefined)),
+    (agent) => runner(tool, (input) => handle(input, agent))(args, agentHeader)
+  )
+}
+
 const NEXT_ACTIONS = {
   preview: "preview_handoff {id} (free, no body)",
   buy: "unlock_handoff {id} (confirm with your owner first)",
@@ -160,23 +191,13 @@ const make = Effect.gen(function*() {
         )
     ),
     preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
-    file_handoff: runner(
-      FileHandoff,
-      ({ agentId, ...filing }, header) =>
-        Effect.flatMap(identify(agentId, header), (agent) => catalog.file(agent, filing))
-    ),
-    unlock_handoff: runner(UnlockHandoff, (input, header) =>
-      Effect.gen(function*() {
-        const agent = yield* identify(input.agentId, header)
-        const { response } = yield* ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment))
-        return response
-      })),
-    fetch_body: runner(FetchBody, (input, header) =>
-      Effect.gen(function*() {
-        const claimed = input.agentId ?? header
-        const agent = claimed === undefined ? Option.none() : Option.some(yield* identify(claimed, undefined))
-        return yield* ledger.body(input.id, agent)
-      })),
+    file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),
+    unlock_handoff: asAgent(UnlockHandoff, (input, agent) =>
+      Effect.map(
+        ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment)),
+        ({ response }) => response
+      )),
+    fetch_body: asAgentIfNamed(FetchBody, (input, agent) => ledger.body(input.id, agent)),
     list_receipts: runner(ListReceipts, (input) => ledger.listReceipts(toReceiptQuery(input))),
     desk_status: runner(DeskStatus, () => deskStatus(config, rail, settlement, signing, policy)),
     free_example: runner(FreeExample, () => Effect.succeed(EXAMPLE_PACKET))

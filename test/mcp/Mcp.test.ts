@@ -176,6 +176,18 @@ for (const backend of backends) {
           })
           expect((yield* call(client, "unlock_handoff", { id: "DESK-1", agentId: "did:desk:nope" })).value.error)
             .toBe("invalid_agent_id")
+          // The identity is judged before the other arguments, as REST judges X-AGENT-ID before the body.
+          expect(
+            (yield* call(client, "unlock_handoff", { id: "DESK-1", agentId: "did:desk:nope", extra: 1 })).value.error
+          )
+            .toBe("invalid_agent_id")
+          expect((yield* call(client, "file_handoff", { agentId: "did:desk:BAD", title: 1 })).value.error)
+            .toBe("invalid_agent_id")
+          expect((yield* call(client, "file_handoff", { title: 1 })).value.error).toBe("agent_id_required")
+          // A blank identity names none on a read, as a blank X-AGENT-ID: the body answers payment_required.
+          expect((yield* call(client, "fetch_body", { id: "DESK-1", agentId: "" })).value.error).toBe(
+            "payment_required"
+          )
 
           const invalid = yield* call(client, "file_handoff", {
             ...filing(filer, { body: "too short" }),
