@@ -31,7 +31,8 @@ export interface Rendered {
 
 const settlementText = (rail: Rail, paymentRequired: boolean) => {
   const xPayment = rail.x402Ready
-    ? `X-PAYMENT (x402, exact scheme) settles ${rail.asset} on ${rail.network} to the desk wallet.`
+    ? `X-PAYMENT (x402, exact scheme) settles ${rail.asset} on ${rail.network} to the desk wallet, on the unlock ` +
+      "or on GET /api/handoffs/:id/body with X-AGENT-ID (pays and reads at once, as x402 clients retry)."
     : "X-PAYMENT is not accepted on this desk (no chain configured)."
   const receipt = paymentRequired
     ? "An unlock without X-PAYMENT answers 402 with the x402 challenge (the sandbox's demo packet stays free)."

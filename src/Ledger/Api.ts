@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { HandoffPath } from "../Catalog/Api.ts"
 import {
+  AgentIdRequired,
   InvalidQuery,
   InvalidRequest,
   NotFound,
@@ -25,16 +26,18 @@ import { OptionalAgent, RequireAgent } from "../Identity/AgentAuth.ts"
 import { AgentHeaders, RequiredAgentHeaders } from "../Identity/AgentId.ts"
 import { BooksResponse, EarningsResponse, ReceiptsParams, ReceiptsResponse } from "./Responses.ts"
 
-export const PaymentHeaders = Schema.Struct({
-  ...RequiredAgentHeaders.fields,
+const PaymentFields = {
   "x-payment": Schema.optional(Schema.String.annotations({
     description: "x402 v1: base64 JSON of a signed EIP-3009 USDC authorization for the challenge's accepts[]"
   })),
   "payment-signature": Schema.optional(Schema.String.annotations({ description: "x402 v2 payment payload" }))
-})
+}
+
+export const PaymentHeaders = Schema.Struct({ ...RequiredAgentHeaders.fields, ...PaymentFields })
 
 export const BodyHeaders = Schema.Struct({
   ...AgentHeaders.fields,
+  ...PaymentFields,
   "sign-in-with-x": Schema.optional(Schema.String.annotations({
     description:
       "x402 Sign-In-With-X: base64 JSON of the body's 402 challenge (extensions[\"sign-in-with-x\"]) signed " +
@@ -75,9 +78,22 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
       .setHeaders(BodyHeaders)
       .addSuccess(BodyResponse)
       .addError(NotFound)
+      .addError(AgentIdRequired)
       .addError(SignInRefused)
+      .addError(SpendCapExceeded)
       .addError(PaymentRequired)
+      .addError(PaymentInvalid)
+      .addError(SettlementPending)
+      .addError(SettlementUnavailable)
       .annotate(OpenApi.Summary, "The sealed body, for an identity that unlocked it (402 before)")
+      .annotate(
+        OpenApi.Description,
+        "Before an unlock: 402 payment_required with the x402 challenge. With X-PAYMENT (v1) or PAYMENT-SIGNATURE " +
+          "(v2) and X-AGENT-ID, the request pays and reads at once, as an x402 client retries the request that got the " +
+          "402: the payment unlocks the handoff for X-AGENT-ID exactly as POST /api/handoffs/:id/unlock with that payer " +
+          "would (same answers and refusals), then the body is answered with X-PAYMENT-RESPONSE or PAYMENT-RESPONSE. " +
+          "An identity that already unlocked it is charged nothing."
+      )
   )
   .add(
     HttpApiEndpoint.post("feedback", "/api/handoffs/:id/feedback")

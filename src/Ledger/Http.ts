@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
+import { AgentIdRequired } from "../Domain/Errors.ts"
+import type { DeskId } from "../Domain/Ids.ts"
 import { toUsd } from "../Domain/Money.ts"
 import { BodyResponse, UnlockResponse } from "../Domain/Receipt.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
@@ -15,6 +17,19 @@ import { SignIn } from "../SignIn.ts"
 import { failureHeaders, settledHeaders } from "./PaymentHeaders.ts"
 import { toReceipt } from "./toReceipt.ts"
 
+/** The x402 payment of a request: X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2); a blank one is none. */
+const paymentOf = (
+  headers: { readonly "x-payment"?: string | undefined; readonly "payment-signature"?: string | undefined }
+) =>
+  Option.fromNullable(
+    [headers["x-payment"], headers["payment-signature"]].find((_) => _ !== undefined && _.trim() !== "")
+  )
+
+const payerRequired = new AgentIdRequired({
+  message: "A payment sent with the body request buys it for the X-AGENT-ID of that request: send your identity " +
+    "in the X-AGENT-ID header (did:desk: + 32 lowercase hex) with the payment. Nothing was charged."
+})
+
 export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
   Effect.gen(function*() {
     const ledger = yield* Ledger
@@ -23,6 +38,12 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
     const signing = yield* ReceiptSigning
     const { publicUrl } = yield* DeskConfig
     const rail = yield* RailProfile
+    /** An unlock with the settlement's payment-response header on the answer. */
+    const unlock = (agent: DeskId, id: string, payer: string, payment: Option.Option<string>) =>
+      Effect.tap(
+        ledger.unlock(agent, id, payer, payment),
+        ({ settled }) => settledHeaders(settlement, signing, settled, `${publicUrl}/api/handoffs/${id}/unlock`)
+      )
     const receiptFor = (audience: "buyer" | "public") => (row: Parameters<typeof toReceipt>[0]) =>
       toReceipt(row, rail.explorerTxUrl, audience)
 
@@ -30,20 +51,30 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
       .handle("unlock", ({ headers, path, payload }) =>
         Effect.gen(function*() {
           const agent = yield* CurrentAgent
-          const payment = Option.fromNullable(headers["x-payment"] ?? headers["payment-signature"])
-          const { response, settled } = yield* ledger.unlock(agent, path.id, payload.payer, payment)
-          yield* settledHeaders(settlement, signing, settled, `${publicUrl}/api/handoffs/${path.id}/unlock`)
+          const { response } = yield* unlock(agent, path.id, payload.payer, paymentOf(headers))
           return encodedAsIs(UnlockResponse, response, PRIVATE_ANSWER)
         }).pipe(Effect.tapError(failureHeaders(settlement, signing))))
       .handle("body", ({ headers, path }) =>
         Effect.gen(function*() {
           const resourceUrl = `${publicUrl}/api/handoffs/${path.id}/body`
           const proof = headers["sign-in-with-x"]
-          const body = proof !== undefined && proof.trim() !== ""
-            ? yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
-            // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
-            : yield* ledger.body(path.id, yield* CallingAgent)
-          return encodedAsIs(BodyResponse, body, PRIVATE_ANSWER)
+          const payment = paymentOf(headers)
+          if (proof !== undefined && proof.trim() !== "") {
+            const body = yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
+            return encodedAsIs(BodyResponse, body, PRIVATE_ANSWER)
+          }
+          // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
+          const agent = yield* CallingAgent
+          if (Option.isSome(payment)) {
+            // Pay and read at once: an x402 client retries the request that got the 402 with its payment.
+            const buyer = yield* Option.match(agent, {
+              onNone: () => Effect.fail(payerRequired),
+              onSome: Effect.succeed
+            })
+            // The payer is the caller itself, so the one InvalidRequest of an unlock (payer mismatch) cannot come.
+            yield* Effect.catchTag(unlock(buyer, path.id, buyer, payment), "InvalidRequest", Effect.die)
+          }
+          return encodedAsIs(BodyResponse, yield* ledger.body(path.id, agent), PRIVATE_ANSWER)
         }).pipe(
           Effect.tapError(() => answeredPrivately),
           // The body's 402 also offers a sign-in to the wallet that paid (x402 Sign-In-With-X).

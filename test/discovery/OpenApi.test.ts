@@ -151,9 +151,12 @@ describe("the OpenAPI document", () => {
     ])
     expect(headers(doc.paths["/api/handoffs/{id}/body"].get).map((_: Json) => [_.name, _.required])).toEqual([
       ["X-AGENT-ID", false],
+      ["X-PAYMENT", false],
+      ["PAYMENT-SIGNATURE", false],
       ["SIGN-IN-WITH-X", false]
     ])
-    expect(codesOf(doc.paths["/api/handoffs/{id}/body"].get, 401)).toEqual(["siwx_refused"])
+    // A payment without an identity to buy for is the 401 agent_id_required (pay and read at once).
+    expect(codesOf(doc.paths["/api/handoffs/{id}/body"].get, 401).sort()).toEqual(["agent_id_required", "siwx_refused"])
     const register = doc.paths["/api/agents"].post
     expect(headers(register).map((_: Json) => [_.name, _.required])).toEqual([["X-AGENT-ID", true]])
     expect(codesOf(register, 401)).toEqual(["agent_id_required"])

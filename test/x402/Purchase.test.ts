@@ -232,6 +232,49 @@ for (const backend of backends) {
           }))
       }
 
+      for (const version of ["v2", "v1"] as const) {
+        it.effect(`an unmodified @x402/fetch ${version} client pointed at the body URL pays once and reads it`, () =>
+          Effect.gen(function*() {
+            const { balanceOf, chain } = yield* TestChain
+            const { url } = yield* TestDesk
+            const { buyer: buyerKey } = chain.accounts
+            const { id } = yield* fileHandoff(0.25, freshPayee())
+            const buyer = newAgentId()
+            const { pay } = (version === "v2" ? v2Buyer : v1Buyer)(buyerKey.privateKey, chain.tokenAddress)
+            const read = (headers: Record<string, string>) =>
+              Effect.promise(async () => {
+                const response = await pay(`${url}/api/handoffs/${id}/body`, { headers })
+                return { status: response.status, headers: response.headers, json: await readJson(response) }
+              })
+            const before = yield* Effect.promise(() => balanceOf(buyerKey.address))
+
+            // Without an identity to buy for, the payment is refused before anything is settled.
+            const anonymous = yield* read({})
+            expect(anonymous.status).toBe(401)
+            expect(anonymous.json).toMatchObject({ ok: false, error: "agent_id_required" })
+            expect(anonymous.json.message).toContain("Nothing was charged")
+            expect(yield* Effect.promise(() => balanceOf(buyerKey.address))).toBe(before)
+
+            const bought = yield* read({ "x-agent-id": buyer })
+            expect(bought.status).toBe(200)
+            expect(bought.json).toMatchObject({ ok: true, id })
+            expect(bought.json.body).toContain("Failed approaches")
+            const [receipt] = yield* receiptsOf(buyer)
+            expect(receipt).toMatchObject({ handoffId: id, payer: buyer, mode: "x402", kind: "sale" })
+            expect(decodeHeader(bought.headers.get(version === "v2" ? "payment-response" : "x-payment-response")))
+              .toMatchObject({ success: true, transaction: receipt.txHash, payer: buyerKey.address })
+            expect(yield* Effect.promise(() => balanceOf(buyerKey.address))).toBe(before - PRICE)
+
+            // Read again through the same client: the body answers at once and nothing more is charged.
+            const again = yield* read({ "x-agent-id": buyer })
+            expect(again.status).toBe(200)
+            expect(again.json.body).toBe(bought.json.body)
+            expect(yield* receiptsOf(buyer)).toHaveLength(1)
+            expect(yield* Effect.promise(() => balanceOf(buyerKey.address))).toBe(before - PRICE)
+            yield* expectAuditPasses
+          }))
+      }
+
       it.effect("a replayed payment returns the receipt it bought and settles nothing", () =>
         Effect.gen(function*() {
           const { balanceOf, chain } = yield* TestChain
