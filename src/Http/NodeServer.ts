@@ -206,7 +206,7 @@ export const holdUntilServed = (
     queueMicrotask(() => {
       const served: RequestListener = (request, response) =>
         hostless(request) ? refuseHostless(response) : listener.call(server, request, response)
-      const serve = admission === undefined ? served : admitted(served, admission)
+      const serve = inConnectionOrder(admission === undefined ? served : admitted(served, admission))
       server.off("request", listener)
       server.on("request", serve)
       for (const [request, response] of held.splice(0)) serve(request, response)
@@ -214,6 +214,21 @@ export const holdUntilServed = (
   }
   server.on("request", hold)
   server.on("newListener", onListener)
+}
+
+/**
+ * A pipelined request is served once the answers before it on its connection are out of the desk's memory. Node
+ * hands the desk every request of a chunk at once and keeps each answer queued behind the one still being sent,
+ * in memory, for as long as the client does not read: 30 clients pipelining 12 listings of 1 MB each took the
+ * desk from 180 to 375 MB RSS. Node gives a queued response its socket when the answer before it has been
+ * handed to the kernel, so that is when its request goes on; a connection closed meanwhile takes the waiting
+ * requests with it, unseen. A request alone on its connection (nearly all) goes on at once.
+ */
+export const inConnectionOrder = (listener: RequestListener): RequestListener => (request, response) => {
+  if (response.socket !== null) return listener(request, response)
+  response.once("socket", (socket) => {
+    if (!socket.destroyed) listener(request, response)
+  })
 }
 
 /** Why the server could not listen, naming the variable to change. */

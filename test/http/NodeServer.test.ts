@@ -176,4 +176,34 @@ describe("the Node server", () => {
       await new Promise((resolve) => server.close(resolve))
     }
   }, 30_000)
+  it("serves a pipelined request once the answers before it are out of its memory, not while they wait", async () => {
+    const server = makeServer({ requestSeconds: 5 })
+    const served: Array<string> = []
+    server.on("request", (request, response) => {
+      served.push(request.url ?? "")
+      // Answered later, as the desk's app does, and too large for the kernel to take from a client that never reads.
+      setImmediate(() => {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end(request.url === "/big" ? `"${"x".repeat(64 * 1024 * 1024)}"` : "{}")
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const { port } = server.address() as AddressInfo
+    const client = connect({ host: "127.0.0.1", port }, () => {
+      client.write("GET /big HTTP/1.1\r\nHost: desk\r\n\r\nGET /next HTTP/1.1\r\nHost: desk\r\n\r\n")
+      client.pause()
+    })
+    client.on("error", () => {})
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(served).toEqual(["/big"])
+      // Read, and the second is served in its turn.
+      client.resume()
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      expect(served).toEqual(["/big", "/next"])
+    } finally {
+      client.destroy()
+      server.close()
+    }
+  })
 })
