@@ -46,6 +46,19 @@ const reportFailure = (prefix: string) => (cause: Cause.Cause<unknown>) =>
     Effect.failCause(cause)
   )
 
+/**
+ * A promise that a library starts and then abandons must not end the desk with every request in it, as Node's
+ * default does: it is logged as an error and the desk goes on (each request's own failures are typed effects).
+ */
+process.on("unhandledRejection", (reason) => {
+  const cause = reason instanceof Error ? reason.message : String(reason)
+  process.stderr.write(
+    `${
+      JSON.stringify({ message: "Unhandled rejection", logLevel: "ERROR", timestamp: new Date().toISOString(), cause })
+    }\n`
+  )
+})
+
 const [command, ...args] = process.argv.slice(2)
 
 /** One desk in this process, or DESK_WORKERS desks forked from it on the same port. */

@@ -1,5 +1,6 @@
 import type { SettleResponse } from "@x402/core/types"
 import { Cause, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { erc20Abi } from "viem"
 import { SettlementUnavailable } from "../../src/Domain/Errors.ts"
 import { PayoutChannel } from "../../src/Payouts/Rail.ts"
 import {
@@ -126,7 +127,22 @@ export const make = (settings: X402Settings) =>
         Effect.catchAll((error) => Effect.succeed({ _tag: "Unknown", detail: describe(error) } as const))
       )
 
-    const chainAnswers = Effect.tryPromise(() => chain.publicClient.getBlockNumber({ cacheTime: 0 })).pipe(
+    /**
+     * Whether the chain answers the calls a verification makes: a block number, the asset's code and a call into it.
+     * An RPC that refuses eth_call alone fails x402's simulation as if the payment were bad.
+     */
+    const chainAnswers = Effect.tryPromise(() =>
+      Promise.all([
+        chain.publicClient.getBlockNumber({ cacheTime: 0 }),
+        chain.publicClient.getCode({ address: settings.asset.address }),
+        chain.publicClient.readContract({
+          address: settings.asset.address,
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [settings.payTo]
+        })
+      ])
+    ).pipe(
       Effect.timeout(rpcTimeout),
       Effect.as(true),
       Effect.orElseSucceed(() => false)

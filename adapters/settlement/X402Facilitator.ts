@@ -1,7 +1,7 @@
 import { x402Facilitator } from "@x402/core/facilitator"
 import { HTTPFacilitatorClient } from "@x402/core/http"
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types"
-import { toFacilitatorEvmSigner } from "@x402/evm"
+import { startAssetContractCheck, toFacilitatorEvmSigner } from "@x402/evm"
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator"
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator"
 import { Option, Redacted } from "effect"
@@ -39,10 +39,37 @@ const local = (settings: X402Settings, chain: Chain): Facilitator => {
   const facilitator = new x402Facilitator()
     .register(caipNetwork(settings) as `${string}:${string}`, new ExactEvmScheme(signer))
     .registerV1(settings.network as `${string}:${string}`, new ExactEvmSchemeV1(signer))
+  /**
+   * x402's exact scheme starts a check that the asset is a contract (eth_getCode) and may return before awaiting
+   * it, when the signature check fails first or throws: a failed check is then an unhandled rejection, which ends
+   * a Node process with every request in it (an RPC that refused eth_getCode once took the desk down). The same
+   * check is made here first and awaited: its failure is this call's (an RPC outage, 503), and its success is
+   * cached by x402 for 15 minutes, so the scheme's own check then asks the chain nothing and cannot fail.
+   */
+  const assetChecked = (payment: VerifiablePayment) =>
+    startAssetContractCheck(signer, payment.requirements.network, payment.requirements.asset).await()
+  const afterAssetCheck = <A>(payment: VerifiablePayment, onValid: () => Promise<A>, invalid: (reason: string) => A) =>
+    assetChecked(payment).then((reason) => (reason === "" ? onValid() : invalid(reason)))
   return {
     kind: "local",
-    verify: (payment) => facilitator.verify(...asX402(payment)),
-    settle: (payment) => facilitator.settle(...asX402(payment)),
+    verify: (payment) =>
+      afterAssetCheck(
+        payment,
+        () => facilitator.verify(...asX402(payment)),
+        (invalidReason) => ({ isValid: false, invalidReason, payer: payment.payload.payload.authorization.from })
+      ),
+    settle: (payment) =>
+      afterAssetCheck(
+        payment,
+        () => facilitator.settle(...asX402(payment)),
+        (errorReason) => ({
+          success: false,
+          errorReason,
+          transaction: "",
+          network: payment.requirements.network as `${string}:${string}`,
+          payer: payment.payload.payload.authorization.from
+        })
+      ),
     reachable: () => chain.publicClient.getChainId().then((id) => id === settings.chainId, () => false)
   }
 }

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
+import { resetAssetContractCache } from "@x402/evm"
 import { Effect } from "effect"
 import { Payouts } from "../../src/Payouts.ts"
 import { newAgentId } from "../support/Fixtures.ts"
@@ -58,6 +59,35 @@ for (const backend of backends) {
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
           yield* expectAuditPasses
         }))
+
+      for (const method of ["eth_getCode", "eth_call"]) {
+        it.effect(`an RPC that refuses ${method} alone is a clean 503 for v1 and v2, and the desk goes on`, () =>
+          Effect.gen(function*() {
+            const { balanceOf, chain, proxy } = yield* TestChain
+            const { id } = yield* fileHandoff(0.2, chain.accounts.filer.address)
+            const balance = Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+            for (const version of ["v1", "v2"] as const) {
+              const buyer = newAgentId()
+              const payment = yield* Effect.promise(() => forger(chain)[version](PRICE))
+              const header = { [version === "v1" ? "x-payment" : "payment-signature"]: payment }
+              const before = yield* balance
+              // x402 checks the asset's code once per 15 minutes; an expired check is when eth_getCode is asked.
+              resetAssetContractCache()
+              proxy.rule = (call) => call.method === method ? "refuse" : "pass"
+              const refused = yield* unlockWith(id, buyer, header).pipe(
+                Effect.ensuring(Effect.sync(() => (proxy.rule = () => "pass")))
+              )
+              expect(refused.status, `${version} while ${method} is refused`).toBe(503)
+              expect(refused.json).toMatchObject({ ok: false, error: "settlement_unavailable" })
+              expect(yield* claimsOf(buyer)).toEqual([])
+              expect(yield* balance).toBe(before)
+              // No refusal stuck to the payment: once the RPC answers, the same one buys.
+              expect((yield* unlockWith(id, buyer, header)).status).toBe(200)
+              expect(yield* balance).toBe(before - PRICE)
+            }
+            yield* expectAuditPasses
+          }))
+      }
 
       it.effect("a refused broadcast leaves the claim pending (202, Retry-After), and a retry settles it exactly once", () =>
         Effect.gen(function*() {
