@@ -24,6 +24,9 @@ export const timeoutsConfig: Config.Config<Timeouts> = Config.all({
   )
 })
 
+/** Node's time for a request's headers: the request timeout, at most 10 seconds. */
+const headersSeconds = (timeouts: Timeouts) => Math.min(timeouts.requestSeconds, 10)
+
 /**
  * Answers for requests Node refuses before the desk sees them, in the desk's JSON error envelope: Node's parser
  * errors (its codes), an HTTP/1.1 request without `Host`, an `Expect` other than `100-continue`, and `CONNECT`.
@@ -55,7 +58,9 @@ const refusal = (code: string | undefined, timeouts: Timeouts) => {
         body: {
           ok: false,
           error: "request_timeout",
-          message: `The request was not received within ${timeouts.requestSeconds} seconds; send it again in one go.`
+          message: `The request was not received in time (its headers within ${
+            headersSeconds(timeouts)
+          } seconds, all of it within ${timeouts.requestSeconds}); send it again in one go.`
         }
       }
     case "HPE_HEADER_OVERFLOW":
@@ -131,7 +136,7 @@ export const makeServer = (
   const server = createServer({
     ServerResponse: responseDrainedWithin(requestTimeout),
     requestTimeout,
-    headersTimeout: Math.min(requestTimeout, 10_000),
+    headersTimeout: headersSeconds(timeouts) * 1000,
     // How often Node looks for expired requests (default 30 s, which would triple a short timeout).
     connectionsCheckingInterval: Math.min(1000, requestTimeout),
     // Node would answer these itself with an empty body; the desk answers in JSON (`holdUntilServed`).

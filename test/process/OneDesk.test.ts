@@ -248,6 +248,8 @@ describe.skipIf(!loopbackRangeUsable)("one desk process", () => {
         for (const cut of cuts) {
           expect(cut.text).toMatch(/^HTTP\/1\.1 408 /)
           expect(jsonOf(cut.text)).toMatchObject({ ok: false, error: "request_timeout" })
+          // The message names both of Node's clocks: the headers' and the whole request's.
+          expect(jsonOf(cut.text).message).toContain("its headers within 2 seconds, all of it within 2")
           // DESK_REQUEST_TIMEOUT_SECONDS=2, checked every second.
           expect(cut.ms).toBeGreaterThanOrEqual(1_900)
           expect(cut.ms).toBeLessThan(6_000)
