@@ -2,7 +2,7 @@ import { type HttpServerError, HttpServerRequest, type HttpServerResponse } from
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Either, Option } from "effect"
 import type { IncomingMessage } from "node:http"
-import { InvalidJson, PayloadTooLarge, UnsupportedMediaType } from "../Domain/Errors.ts"
+import { InvalidHandoff, InvalidJson, InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../Domain/Errors.ts"
 import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -25,26 +25,49 @@ const unreadable = invalidJson("The request body could not be read to its end.")
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
 
+/** Why a parsed JSON value is too big in shape; `path` names the array when an array is too long. */
+export interface ShapeProblem {
+  readonly problem: string
+  readonly path?: string
+}
+
 /**
  * Why a parsed JSON value is too big in shape, if it is; walked without recursion, since the value may
  * nest 500,000 levels deep. Decoding (and formatting the issues of) 100,000 wrong items takes seconds.
  */
-export const shapeProblem = (value: unknown): string | undefined => {
-  const stack: Array<[unknown, number]> = [[value, 1]]
+export const shapeProblem = (value: unknown): ShapeProblem | undefined => {
+  const stack: Array<[unknown, number, string]> = [[value, 1, ""]]
   while (stack.length > 0) {
-    const [next, depth] = stack.pop()!
+    const [next, depth, path] = stack.pop()!
     if (typeof next !== "object" || next === null) continue
-    if (depth > JSON_LIMITS.depth) return `nests arrays or objects deeper than ${JSON_LIMITS.depth} levels`
-    const children = Array.isArray(next) ? next : Object.values(next)
-    if (Array.isArray(next) && children.length > JSON_LIMITS.items) {
-      return `has an array of more than ${JSON_LIMITS.items} items`
+    if (depth > JSON_LIMITS.depth) return { problem: `nests arrays or objects deeper than ${JSON_LIMITS.depth} levels` }
+    const entries = Array.isArray(next) ? next.entries() : Object.entries(next)
+    if (Array.isArray(next) && next.length > JSON_LIMITS.items) {
+      return { problem: `has an array of more than ${JSON_LIMITS.items} items`, path }
     }
-    if (!Array.isArray(next) && children.length > JSON_LIMITS.members) {
-      return `has an object of more than ${JSON_LIMITS.members} members`
+    if (!Array.isArray(next) && Object.keys(next).length > JSON_LIMITS.members) {
+      return { problem: `has an object of more than ${JSON_LIMITS.members} members` }
     }
-    for (const child of children) stack.push([child, depth + 1])
+    for (const [key, child] of entries) {
+      if (typeof child === "object" && child !== null) {
+        stack.push([child, depth + 1, path === "" ? String(key) : `${path}.${key}`])
+      }
+    }
   }
   return undefined
+}
+
+/**
+ * A list too long to decode, as the route's own 422 (it is over the field's documented maximum): a filing's
+ * `invalid_handoff`, any other API body's `invalid_request`. MCP's JSON-RPC and a top-level array stay 400.
+ */
+const tooManyItems = (method: string, path: string, field: string) => {
+  const issues = [{ path: field, message: `must have at most ${JSON_LIMITS.items} items, far more than it may hold` }]
+  const message = `${field} has more than ${JSON_LIMITS.items} items.`
+  if (method === "POST" && path === "/api/handoffs") {
+    return errorResponse(InvalidHandoff, new InvalidHandoff({ message, issues }))
+  }
+  return path.startsWith("/api/") ? errorResponse(InvalidRequest, new InvalidRequest({ message, issues })) : undefined
 }
 
 /**
@@ -134,7 +157,10 @@ export const guardBody = <E, R>(
     } catch {
       return invalidJson("The request body is not valid JSON.")
     }
-    const problem = shapeProblem(parsed)
-    if (problem !== undefined) return invalidJson(`The request body ${problem}.`)
-    return yield* next
+    const shape = shapeProblem(parsed)
+    if (shape === undefined) return yield* next
+    const routed = shape.path === undefined || shape.path === ""
+      ? undefined
+      : tooManyItems(request.method, request.url.split("?")[0]!, shape.path)
+    return routed ?? invalidJson(`The request body ${shape.problem}.`)
   })

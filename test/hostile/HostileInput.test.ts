@@ -107,6 +107,15 @@ const filingRows = (t: Target): ReadonlyArray<Hostile> => [
     path: "/api/handoffs",
     headers: { "x-agent-id": t.filer },
     body: filing(t.filer, { tags: Array.from({ length: 5_000 }, (_, i) => `t${i}`) }),
+    // Over the field's documented maximum, as 21 tags are: the filing's 422, named before decoding it.
+    status: 422,
+    error: "invalid_handoff"
+  },
+  {
+    name: "a top-level array of 5,000 items",
+    path: "/api/handoffs",
+    headers: { "x-agent-id": t.filer },
+    body: JSON.stringify(Array.from({ length: 5_000 }, () => 0)),
     status: 400,
     error: "invalid_json"
   },
@@ -219,6 +228,7 @@ const unlockRows = (t: Target): ReadonlyArray<Hostile> => {
     unlock("payer a look-alike of the header", { body: { payer: lookAlike(stranger) } }),
     unlock("payer someone else", { body: { payer: t.buyer } }),
     unlock("malformed JSON", { body: `{"payer":`, status: 400, error: "invalid_json" }),
+    unlock("a list of 5,000 items", { body: { payer: stranger, extra: Array.from({ length: 5_000 }, () => 0) } }),
     unlock("text/plain", {
       headers: { "x-agent-id": stranger, "content-type": "text/plain" },
       status: 415,
