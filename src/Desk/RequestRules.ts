@@ -44,8 +44,14 @@ export const isRateLimited = (method: string, path: string): boolean => {
 /**
  * A request that waits for a turn before the desk works on it (src/Http/Admission.ts): a limited read. Requests
  * with a body go straight in (their client decides how long sending it takes), so do `/mcp` (its GET is an event
- * stream) and the exempt reads above, which answer even while every turn is held by reads stuck on the database.
+ * stream), the exempt reads above, which answer even while every turn is held by reads stuck on the database, and
+ * a read that carries an x402 payment (`paying`: it settles, as an unlock does, and must not hold a read's turn
+ * while its block comes).
  */
-export const waitsForTurn = (method: string, path: string): boolean =>
-  (method === "GET" || method === "HEAD") && path !== "/mcp" && !path.startsWith("/mcp/") &&
+export const waitsForTurn = (method: string, path: string, paying = false): boolean =>
+  !paying && (method === "GET" || method === "HEAD") && path !== "/mcp" && !path.startsWith("/mcp/") &&
   isRateLimited(method, path)
+
+/** Whether a request carries an x402 payment header (v1 `X-PAYMENT` or v2 `PAYMENT-SIGNATURE`), Node's lower case. */
+export const carriesPayment = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>) =>
+  headers["x-payment"] !== undefined || headers["payment-signature"] !== undefined

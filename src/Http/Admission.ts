@@ -1,6 +1,6 @@
 import { Config } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { waitsForTurn } from "../Desk/RequestRules.ts"
+import { carriesPayment, waitsForTurn } from "../Desk/RequestRules.ts"
 import { poolSizeConfig } from "../Storage.ts"
 
 /** Emitted by the desk's responses when the app ends them (src/Http/NodeServer.ts), before they are flushed. */
@@ -59,7 +59,7 @@ class Line {
 }
 
 const waitsItsTurn = (request: IncomingMessage) =>
-  waitsForTurn(request.method ?? "", (request.url ?? "").split("?")[0]!)
+  waitsForTurn(request.method ?? "", (request.url ?? "").split("?")[0]!, carriesPayment(request.headers))
 
 /**
  * `listener` with at most `active` reads inside it at once; the others wait as Node's parsed request and response

@@ -104,6 +104,22 @@ describe("admission of reads into the app", () => {
       expect(desk.mostInside()).toBe(2)
     }))
 
+  it("lets a read that carries an x402 payment in at once: it settles, and must not wait for or hold a read's turn", () =>
+    withDesk(1, async (desk) => {
+      const answers = [desk.get("/read/1", "a"), desk.get("/read/2", "b")]
+      await until(() => desk.heldCount() === 1)
+      for (const header of ["x-payment", "payment-signature"]) {
+        answers.push(desk.get(`/read/paid-${header}`, "c", { headers: { [header]: "payment" } }))
+      }
+      await until(() => desk.heldCount() === 3)
+      expect(desk.seen).toEqual(["/read/1", "/read/paid-x-payment", "/read/paid-payment-signature"])
+      for (let answered = 0; answered < 4; answered++) {
+        await until(() => desk.heldCount() > 0)
+        desk.release()
+      }
+      expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200])
+    }))
+
   it("lets clients take turns: one client's queue does not keep another waiting behind all of it", () =>
     withDesk(1, async (desk) => {
       const answers = [desk.get("/a/1", "a")]
@@ -204,7 +220,7 @@ describe("admission of reads into the app", () => {
     // As the edge answers a client over its cap: synchronously, so each answer ends a turn inside the last.
     const exchange = (url: string) => {
       const response = Object.assign(new EventEmitter(), { destroyed: false }) as unknown as ServerResponse
-      const request = { method: "GET", url, socket: { destroyed: false } } as unknown as IncomingMessage
+      const request = { method: "GET", url, headers: {}, socket: { destroyed: false } } as unknown as IncomingMessage
       return [request, response] as const
     }
     let answered = 0
