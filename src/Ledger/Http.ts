@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { DeskConfig } from "../Config.ts"
@@ -65,15 +65,22 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           }
           // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
           const agent = yield* CallingAgent
-          if (Option.isSome(payment)) {
-            // Pay and read at once: an x402 client retries the request that got the 402 with its payment.
-            const buyer = yield* Option.match(agent, {
-              onNone: () => Effect.fail(payerRequired),
-              onSome: Effect.succeed
-            })
-            // The payer is the caller itself, so the one InvalidRequest of an unlock (payer mismatch) cannot come.
-            yield* Effect.catchTag(unlock(buyer, path.id, buyer, payment), "InvalidRequest", Effect.die)
+          // HEAD only asks what a GET would answer: it never pays.
+          const { method } = yield* HttpServerRequest.HttpServerRequest
+          if (Option.isNone(payment) || method === "HEAD") {
+            return encodedAsIs(BodyResponse, yield* ledger.body(path.id, agent), PRIVATE_ANSWER)
           }
+          // Pay and read at once: an x402 client retries the request that got the 402 with its payment. Read first:
+          // a body this identity holds costs nothing more, and one it could not read once paid for (an id that reads
+          // only by Sign-In-With-X) is refused before anything is charged.
+          const buyer = yield* Option.match(agent, { onNone: () => Effect.fail(payerRequired), onSome: Effect.succeed })
+          const held = yield* ledger.body(path.id, agent).pipe(
+            Effect.asSome,
+            Effect.catchTag("PaymentRequired", () => Effect.succeedNone)
+          )
+          if (Option.isSome(held)) return encodedAsIs(BodyResponse, held.value, PRIVATE_ANSWER)
+          // The payer is the caller itself, so the one InvalidRequest of an unlock (payer mismatch) cannot come.
+          yield* Effect.catchTag(unlock(buyer, path.id, buyer, payment), "InvalidRequest", Effect.die)
           return encodedAsIs(BodyResponse, yield* ledger.body(path.id, agent), PRIVATE_ANSWER)
         }).pipe(
           Effect.tapError(() => answeredPrivately),

@@ -29,6 +29,7 @@ import {
   v2Buyer,
   x402DeskOn
 } from "./support/Chain.ts"
+import { forger } from "./support/Forge.ts"
 
 const PRICE = 250_000n
 
@@ -274,6 +275,38 @@ for (const backend of backends) {
             yield* expectAuditPasses
           }))
       }
+
+      it.effect("at the body URL HEAD never pays, and an id that reads only by Sign-In-With-X is refused before paying", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const desk = yield* TestDesk
+          const { id } = yield* fileHandoff(0.25, freshPayee())
+          const balance = Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const before = yield* balance
+          const buyer = newAgentId()
+          const payment = { "x-payment": yield* Effect.promise(() => forger(chain).v1(PRICE)) }
+
+          const head = yield* Effect.promise(() =>
+            desk.request(`/api/handoffs/${id}/body`, { method: "HEAD", agent: buyer, headers: payment })
+          )
+          expect(head.status).toBe(402)
+          expect(head.headers.get("x-payment-response")).toBeNull()
+
+          const signsIn = newAgentId()
+          yield* send("/api/agents", { json: { id: signsIn, requireSignIn: true }, agent: signsIn })
+          const refused = yield* send(`/api/handoffs/${id}/body`, { agent: signsIn, headers: payment })
+          expect(refused.status).toBe(401)
+          expect(refused.json).toMatchObject({ ok: false, error: "siwx_refused", reason: "siwx_required" })
+          expect(yield* receiptsOf(signsIn)).toEqual([])
+          expect(yield* receiptsOf(buyer)).toEqual([])
+          expect(yield* balance).toBe(before)
+
+          // Nothing was spent: the same payment still buys, for an id that reads.
+          const bought = yield* send(`/api/handoffs/${id}/body`, { agent: buyer, headers: payment })
+          expect(bought.status).toBe(200)
+          expect(yield* balance).toBe(before - PRICE)
+          yield* expectAuditPasses
+        }))
 
       it.effect("a replayed payment returns the receipt it bought and settles nothing", () =>
         Effect.gen(function*() {
