@@ -24,7 +24,6 @@ import {
   SpendCapExceeded,
   Unavailable
 } from "../Domain/Errors.ts"
-import type { DeskId } from "../Domain/Ids.ts"
 import { describeIssues, issuesOf } from "../Domain/Issues.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
@@ -135,35 +134,37 @@ const identify = (agentId: string | undefined, agentHeader: string | undefined) 
     )
   )
 
-/** The agentId argument when it is text: judged before the other arguments, as REST judges X-AGENT-ID first. */
-const agentIdOf = (args: unknown): string | undefined => {
+/**
+ * The identity a call names: its agentId argument, else the MCP request's X-AGENT-ID, a blank one naming none, as a
+ * blank header names none on REST. Judged before the other arguments, as REST judges X-AGENT-ID before the body;
+ * an agentId that is not text is left to the input's decoding, which names it.
+ */
+const namedAgent = (args: unknown, agentHeader: string | undefined): string | undefined | "not text" => {
   const agentId = typeof args === "object" && args !== null && "agentId" in args ? args.agentId : undefined
-  return typeof agentId === "string" ? agentId : undefined
+  if (agentId !== undefined && typeof agentId !== "string") return "not text"
+  return [agentId, agentHeader].find((_) => _ !== undefined && _.trim() !== "")
 }
 
-/** A tool that acts as an identity (agentId, else the MCP request's X-AGENT-ID): refused for it before its input. */
-const asAgent = <A, I>(
+/** A tool run as the identity `judge` makes of the one the call names, judged before the tool's input. */
+const judgedBy = <Who>(judge: (named: string | undefined) => Effect.Effect<Who, InMcpWords>) =>
+<A, I>(
   tool: ToolDefinition<string, A, I>,
-  handle: (input: A, agent: DeskId) => Effect.Effect<object, ToolFailure | InMcpWords>
-): Runner =>
-(args, agentHeader) =>
-  Effect.flatMap(
-    identify(agentIdOf(args), agentHeader),
-    (agent) => runner(tool, (input) => handle(input, agent))(args, agentHeader)
-  )
-
-/** A tool that reads as an identity if one is named: a blank one names none, as a blank X-AGENT-ID on REST. */
-const asAgentIfNamed = <A, I>(
-  tool: ToolDefinition<string, A, I>,
-  handle: (input: A, agent: Option.Option<DeskId>) => Effect.Effect<object, ToolFailure | InMcpWords>
+  handle: (input: A, who: Who) => Effect.Effect<object, ToolFailure | InMcpWords>
 ): Runner =>
 (args, agentHeader) => {
-  const named = [agentIdOf(args), agentHeader].find((_) => _ !== undefined && _.trim() !== "")
-  return Effect.flatMap(
-    named === undefined ? Effect.succeedNone : Effect.asSome(identify(named, undefined)),
-    (agent) => runner(tool, (input) => handle(input, agent))(args, agentHeader)
-  )
+  const named = namedAgent(args, agentHeader)
+  // The input's decoding refuses it: agentId is text in every input schema.
+  if (named === "not text") return runner(tool, () => Effect.dieMessage("agentId is not text"))(args, agentHeader)
+  return Effect.flatMap(judge(named), (who) => runner(tool, (input) => handle(input, who))(args, agentHeader))
 }
+
+/** A tool that acts as an identity: refused without one or with a malformed one. */
+const asAgent = judgedBy((named) => identify(named, undefined))
+
+/** A tool that reads as an identity if one is named. */
+const asAgentIfNamed = judgedBy((named) =>
+  named === undefined ? Effect.succeedNone : Effect.asSome(identify(named, undefined))
+)
 
 const NEXT_ACTIONS = {
   preview: "preview_handoff {id} (free, no body)",
@@ -194,7 +195,13 @@ const make = Effect.gen(function*() {
     file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),
     unlock_handoff: asAgent(UnlockHandoff, (input, agent) =>
       Effect.map(
-        ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment)),
+        // A blank payment is none, as a blank X-PAYMENT header is on REST.
+        ledger.unlock(
+          agent,
+          input.id,
+          agent,
+          Option.filter(Option.fromNullable(input.payment), (_) => _.trim() !== "")
+        ),
         ({ response }) => response
       )),
     fetch_body: asAgentIfNamed(FetchBody, (input, agent) => ledger.body(input.id, agent)),

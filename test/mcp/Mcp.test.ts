@@ -188,6 +188,15 @@ for (const backend of backends) {
           expect((yield* call(client, "fetch_body", { id: "DESK-1", agentId: "" })).value.error).toBe(
             "payment_required"
           )
+          // An agentId that is not text is the input's error, on every tool alike.
+          for (const [tool, code] of [["fetch_body", "invalid_request"], ["unlock_handoff", "invalid_request"]]) {
+            expect((yield* call(client, tool!, { id: "DESK-1", agentId: 7 })).value.error).toBe(code)
+          }
+          expect((yield* call(client, "file_handoff", { agentId: ["x"] })).value.error).toBe("invalid_handoff")
+          // A blank payment is none, as a blank X-PAYMENT is: this desk writes a desk receipt.
+          const payer = newAgentId()
+          const blankPayment = yield* call(client, "unlock_handoff", { id: "DESK-1", agentId: payer, payment: " " })
+          expect(blankPayment.value).toMatchObject({ ok: true, alreadyUnlocked: false })
 
           const invalid = yield* call(client, "file_handoff", {
             ...filing(filer, { body: "too short" }),
