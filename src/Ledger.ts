@@ -178,7 +178,8 @@ const make = Effect.gen(function*() {
    */
   const unlock = (agent: DeskId, handoffId: string, payer: string, payment: Option.Option<string>) =>
     Effect.flatMap(
-      unlocked(agent, handoffId, payer, payment),
+      // A blank payment is none, through either door, as a blank X-AGENT-ID is no identity.
+      unlocked(agent, handoffId, payer, Option.filter(payment, (_) => _.trim() !== "")),
       (result) =>
         Effect.map(signedReceiptOf(signing, result.receipt, config.publicUrl), (signed) => ({
           settled: result.settled,

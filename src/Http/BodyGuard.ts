@@ -62,7 +62,7 @@ export const shapeProblem = (value: unknown): ShapeProblem | undefined => {
  * `invalid_handoff`, any other API body's `invalid_request`. MCP's JSON-RPC and a top-level array stay 400.
  */
 const tooManyItems = (method: string, path: string, field: string) => {
-  const issues = [{ path: field, message: `must have at most ${JSON_LIMITS.items} items, far more than it may hold` }]
+  const issues = [{ path: field, message: `has more than ${JSON_LIMITS.items} items, far over its maximum` }]
   const message = `${field} has more than ${JSON_LIMITS.items} items.`
   if (method === "POST" && path === "/api/handoffs") {
     return errorResponse(InvalidHandoff, new InvalidHandoff({ message, issues }))

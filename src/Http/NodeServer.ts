@@ -225,7 +225,7 @@ export const holdUntilServed = (
  * A pipelined request is served once the answers before it on its connection are out of the desk's memory. Node
  * hands the desk every request of a chunk at once and keeps each answer queued behind the one still being sent,
  * in memory, for as long as the client does not read: 30 clients pipelining 12 listings of 1 MB each took the
- * desk from 180 to 375 MB RSS. Node gives a queued response its socket when the answer before it has been
+ * desk from about 150 to 375 MB RSS. Node gives a queued response its socket when the answer before it has been
  * handed to the kernel, so that is when its request goes on; a connection closed meanwhile takes the waiting
  * requests with it, unseen. A request alone on its connection (nearly all) goes on at once.
  */

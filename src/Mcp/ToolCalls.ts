@@ -195,13 +195,7 @@ const make = Effect.gen(function*() {
     file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),
     unlock_handoff: asAgent(UnlockHandoff, (input, agent) =>
       Effect.map(
-        // A blank payment is none, as a blank X-PAYMENT header is on REST.
-        ledger.unlock(
-          agent,
-          input.id,
-          agent,
-          Option.filter(Option.fromNullable(input.payment), (_) => _.trim() !== "")
-        ),
+        ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment)),
         ({ response }) => response
       )),
     fetch_body: asAgentIfNamed(FetchBody, (input, agent) => ledger.body(input.id, agent)),
