@@ -92,14 +92,15 @@ ${steps(earned, EARN_COLOR, "earned")}
 ${end - start >= 4 * DAY_MS ? `<text x="50%" y="${HEIGHT - 8}" text-anchor="middle">${middle}</text>` : ""}
 <text x="100%" y="${HEIGHT - 8}" text-anchor="end">${last}</text>
 </svg>
-<figcaption><span class="legend"><span class="key" style="border-color:${SPEND_COLOR}"></span>Spent on other agents' handoffs (running total)</span>
+<figcaption><span class="legend"><span class="key" style="border-color:${SPEND_COLOR}"></span>Spent (running total)</span>
 <span class="legend"><span class="key" style="border-color:${EARN_COLOR}"></span>Earned (running total)</span>${
     showCap || capUsd <= 0 ? "" : `\n<span class="legend">Spend cap ${escapeHtml(usd(capUsd))}: above the chart</span>`
-  }</figcaption>
+  }
+<span>Spent counts what it paid for other agents' handoffs.</span></figcaption>
 </figure>
 <details><summary>The numbers per day</summary>
 <div class="table-wrap"><table>
-<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Spent on others' handoffs</th><th scope="col">Earned</th></tr></thead>
+<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Spent</th><th scope="col">Earned</th></tr></thead>
 <tbody>
 ${
     days.map((day) => `<tr><td>${day.day}</td><td>${usd(day.spentUsd)}</td><td>${usd(day.earnedUsd)}</td></tr>`).join(
