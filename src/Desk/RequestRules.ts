@@ -52,6 +52,16 @@ export const waitsForTurn = (method: string, path: string, paying = false): bool
   !paying && (method === "GET" || method === "HEAD") && path !== "/mcp" && !path.startsWith("/mcp/") &&
   isRateLimited(method, path)
 
-/** Whether a request carries an x402 payment header (v1 `X-PAYMENT` or v2 `PAYMENT-SIGNATURE`), Node's lower case. */
-export const carriesPayment = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>) =>
-  headers["x-payment"] !== undefined || headers["payment-signature"] !== undefined
+const BODY_PATH = /^\/api\/handoffs\/[^/]+\/body$/
+
+/**
+ * A GET of a body with an x402 payment header (v1 `X-PAYMENT` or v2 `PAYMENT-SIGNATURE`, Node's lower case), which
+ * pays and reads at once. Only there: any other read ignores the header and waits its turn like the read it is.
+ */
+export const paysAtBody = (
+  method: string,
+  path: string,
+  headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+) =>
+  method === "GET" && BODY_PATH.test(path) &&
+  (headers["x-payment"] !== undefined || headers["payment-signature"] !== undefined)

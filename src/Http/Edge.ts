@@ -3,7 +3,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect } from "effect"
 import type { ServerResponse } from "node:http"
 import { REQUEST_ID_HEADER, requestIdOf } from "../Desk/RequestId.ts"
-import { carriesPayment, isRateLimited, readsBody, waitsForTurn } from "../Desk/RequestRules.ts"
+import { isRateLimited, paysAtBody, readsBody, waitsForTurn } from "../Desk/RequestRules.ts"
 import { type RateDecision, RateLimiter } from "../RateLimiter.ts"
 import { AccessLines, logWhenDone } from "./AccessLog.ts"
 import { ENDED } from "./Admission.ts"
@@ -56,7 +56,10 @@ export const makeEdge = Effect.gen(function*() {
       // Refused before the budget is touched: a client whose line is full is not charged for knocking. Reads wait
       // their turn before the app (src/Http/Admission.ts, a client's reads at most `cap` at once), so a read past the
       // cap here (its client's other requests hold the slots) is refused rather than holding a turn while it waits.
-      if (!entered && (!concurrency.hasRoom(key) || waitsForTurn(request.method, path, carriesPayment(headers)))) {
+      if (
+        !entered &&
+        (!concurrency.hasRoom(key) || waitsForTurn(request.method, path, paysAtBody(request.method, path, headers)))
+      ) {
         return Effect.succeed(busy(concurrency.cap, concurrency.line))
       }
       // Given back when its answer is ended (before the turn it held is handed on, so the read let in next finds the

@@ -9,7 +9,7 @@ import { makeServer } from "../../src/Http/NodeServer.ts"
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * A desk server whose app holds every GET under `/read/`, `/a/` or `/b/` it is handed until the test lets it
+ * A desk server whose app holds every GET under `/read/`, `/a/`, `/b/` or `/api/handoffs/` it is handed until the test lets it
  * go (`release`) and answers any other at once; it counts how many it holds at a time and the order they came in.
  */
 const heldServer = async (active: number, perClient?: number) => {
@@ -24,7 +24,7 @@ const heldServer = async (active: number, perClient?: number) => {
   let mostInside = 0
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     seen.push(request.url!)
-    if (request.method !== "GET" || !/^\/(read|a|b)\//.test(request.url!)) {
+    if (request.method !== "GET" || !/^\/(read|a|b|api\/handoffs)\//.test(request.url!)) {
       response.writeHead(200, { "content-type": "application/json" })
       return response.end(JSON.stringify({ url: request.url }))
     }
@@ -104,20 +104,28 @@ describe("admission of reads into the app", () => {
       expect(desk.mostInside()).toBe(2)
     }))
 
-  it("lets a read that carries an x402 payment in at once: it settles, and must not wait for or hold a read's turn", () =>
+  it("lets a body read that carries an x402 payment in at once (it settles); a payment header elsewhere waits", () =>
     withDesk(1, async (desk) => {
       const answers = [desk.get("/read/1", "a"), desk.get("/read/2", "b")]
       await until(() => desk.heldCount() === 1)
       for (const header of ["x-payment", "payment-signature"]) {
-        answers.push(desk.get(`/read/paid-${header}`, "c", { headers: { [header]: "payment" } }))
+        answers.push(desk.get(`/api/handoffs/DESK-7/body?${header}`, "c", { headers: { [header]: "payment" } }))
       }
+      // Any other read ignores the header: it is no way past the turns.
+      answers.push(desk.get("/read/3", "d", { headers: { "x-payment": "payment" } }))
       await until(() => desk.heldCount() === 3)
-      expect(desk.seen).toEqual(["/read/1", "/read/paid-x-payment", "/read/paid-payment-signature"])
-      for (let answered = 0; answered < 4; answered++) {
+      await sleep(100)
+      expect(desk.seen).toEqual([
+        "/read/1",
+        "/api/handoffs/DESK-7/body?x-payment",
+        "/api/handoffs/DESK-7/body?payment-signature"
+      ])
+      for (let answered = 0; answered < 5; answered++) {
         await until(() => desk.heldCount() > 0)
         desk.release()
       }
-      expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200])
+      expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200, 200])
+      expect(desk.seen.slice(3).sort()).toEqual(["/read/2", "/read/3"])
     }))
 
   it("lets clients take turns: one client's queue does not keep another waiting behind all of it", () =>
