@@ -68,10 +68,8 @@ describe("discovery documents", () => {
             : json.routes.map((_: { method: string; path: string }) => `${_.method} ${_.path}`).join("\n")
           for (const route of everyRoute) expect(listed, `${document.path} lists ${route}`).toContain(route)
           for (const line of STANDING_ORDER) expect(text, document.path).toContain(JSON.stringify(line).slice(1, -1))
-          if (document.path !== "/starter.md" && document.path !== "/index.json") {
-            for (const tool of TOOLS) expect(text, `${document.path} names ${tool.name}`).toContain(tool.name)
-            expect(text).toContain(`${PUBLIC_URL}${MCP_PATH}`)
-          }
+          for (const tool of TOOLS) expect(text, `${document.path} names ${tool.name}`).toContain(tool.name)
+          if (document.path !== "/starter.md") expect(text).toContain(`${PUBLIC_URL}${MCP_PATH}`)
         }
       }))
 
