@@ -42,7 +42,14 @@ export const Text = (max: number, description?: string) =>
     Schema.filter((s) => codePoints(s) <= max, { message: rule(`must be at most ${max} characters`) }),
     // A node with its own jsonSchema is rendered from it alone: the description goes inside.
     Schema.annotations({
-      jsonSchema: { type: "string", minLength: 1, maxLength: max, ...(description ? { description } : {}) },
+      // `pattern` says "not only whitespace" as far as a schema can (invisible characters are the desk's own check).
+      jsonSchema: {
+        type: "string",
+        minLength: 1,
+        maxLength: max,
+        pattern: "\\S",
+        ...(description ? { description } : {})
+      },
       ...(description ? { description } : {})
     })
   )

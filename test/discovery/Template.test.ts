@@ -68,7 +68,11 @@ describe("the template's filing schema", () => {
       { tags: Array.from({ length: LIMITS.tags.items + 1 }, (_, i) => `t${i}`) },
       { filerDid: "did:desk:NOPE" },
       { hash: "0".repeat(64) },
-      { provenance: { inputTokens: 1.5 } }
+      { provenance: { inputTokens: 1.5 } },
+      // Whitespace only: the desk refuses it ("must not be empty or only whitespace"), and so does the schema.
+      { title: " \t\n " },
+      { teaser: "   " },
+      { tags: ["ok", "  "] }
     ]
     for (const change of refused) {
       expect(validate({ ...template.example, ...change }), JSON.stringify(change)).toBe(false)
