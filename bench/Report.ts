@@ -72,6 +72,8 @@ export const watchScheduling = (server: Pick<Server, "mainThread">) => {
 export interface References {
   readonly directSqlDiscoverText: WithCpu
   readonly directSqlDiscoverTag: WithCpu
+  /** Unlock + body's own statements, run directly on the bench's pool before the desk starts (closed loop). */
+  readonly directSqlUnlockBody?: WithCpu
   readonly bareNodeHttp: Measured
   /** One HttpApi endpoint that does nothing, on the desk's server: the most any desk route can reach. */
   readonly emptyHttpApi: WithCpu
@@ -184,6 +186,7 @@ export const checksOf = (
     workersSpeedup: desk.scaling?.speedup ?? null,
     unlocksPerSecond: rate === undefined ? get("unlock-body")?.unlocksPerSecond ?? null : null,
     unlockErrors: get("unlock-body")?.errors ?? null,
+    directUnlocksPerSecond: references.directSqlUnlockBody?.rps ?? null,
     booksBalanced: books.balanced,
     receiptsAdded: books.receiptsAdded,
     peakRssMb: desk.peakRssMb,
@@ -217,7 +220,10 @@ export const summary = (checks: Checks) =>
         }x its search's`,
         `unlock + body:  ${fixed(checks.unlocksPerSecond, 0)} unlocks/s (target >= 800), ${
           checks.unlockErrors ?? "n/a"
-        } errors, books ${checks.booksBalanced ? "balanced" : "NOT balanced"}, ${checks.receiptsAdded} receipts added`,
+        } errors, books ${
+          checks.booksBalanced ? "balanced" : "NOT balanced"
+        }, ${checks.receiptsAdded} receipts added; ` +
+        `its statements alone ${fixed(checks.directUnlocksPerSecond, 0)} unlocks/s`,
         `workers:        ${
           checks.workersSpeedup === null
             ? "n/a"

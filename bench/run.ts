@@ -7,10 +7,12 @@ import { type CatalogQuery, toCatalogQuery } from "../src/Domain/Discover.ts"
 import { benchArgs } from "./Args.ts"
 import { deskCommand, referenceCommand } from "./DeskCommand.ts"
 import { directDiscover } from "./DirectSql.ts"
+import { directUnlock } from "./DirectUnlock.ts"
 import { cpuPerRequest, hammer, type WithCpu } from "./Measure.ts"
 import { offer } from "./OpenLoop.ts"
 import { freePort, type Server, startServer } from "./Processes.ts"
 import { profileLines, readProfile, summarizeProfile } from "./Profile.ts"
+import { prng } from "./Random.ts"
 import {
   checksOf,
   judgedByEmptyHttpApi,
@@ -174,6 +176,21 @@ const program = Effect.gen(function*() {
       direct.tag.rps.toFixed(0)
     } req/s (tag)`
   )
+  // Unlock + body's own statements run directly: what the database allows the scenario, measured where it runs.
+  const unlockRandom = prng(seed ^ 0x0b0d7)
+  const directUnlocks = scenarios.includes("unlock-body") && rate === undefined
+    ? yield* Effect.gen(function*() {
+      yield* directUnlock(unlockRandom, handoffs, connections, warmup)
+      return yield* directUnlock(unlockRandom, handoffs, connections, seconds)
+    }).pipe(Effect.provide(store.layer), Effect.orDie)
+    : undefined
+  if (directUnlocks !== undefined) {
+    yield* Console.log(
+      `reference: direct unlock + body SQL ${directUnlocks.rps.toFixed(0)} unlocks/s, p99 ${
+        directUnlocks.p99Ms.toFixed(1)
+      } ms, ${directUnlocks.errors} errors, CPU ${directUnlocks.cpuMsPerRequest.toFixed(3)} ms/unlock`
+    )
+  }
 
   const deskKind = args.desk === "tsx" ? "tsx" : "start"
   // Run as the desk runs (bundled, or by tsx): the same server under tsx cost 10-25 % more CPU per request.
@@ -193,7 +210,12 @@ const program = Effect.gen(function*() {
     yield* Console.log(`desk: bundle built in ${command.built.toFixed(1)} s (before the measured start)`)
   }
   // Bare node:http serves the desk's own preview, so it is measured once the desk has answered one.
-  const partial = { directSqlDiscoverText: direct.text, directSqlDiscoverTag: direct.tag, emptyHttpApi }
+  const partial = {
+    directSqlDiscoverText: direct.text,
+    directSqlDiscoverTag: direct.tag,
+    ...(directUnlocks === undefined ? {} : { directSqlUnlockBody: directUnlocks }),
+    emptyHttpApi
+  }
   const profilesBefore = new Set(profiles())
   const { booksAfter, booksBefore, document, peakRss, results, startupMs } = yield* Effect.scoped(
     Effect.gen(function*() {
