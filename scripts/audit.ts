@@ -31,7 +31,8 @@ const deskHoldsEmbeddedStore = Effect.gen(function*() {
   const running = yield* Effect.tryPromise(() =>
     fetch(`${config.publicUrl}/api/health`, { signal: AbortSignal.timeout(1_000) })
   ).pipe(
-    Effect.map((response) => response.ok),
+    // Any answer: a desk whose health is 503 (its disk nearly full) still holds the store.
+    Effect.as(true),
     Effect.orElseSucceed(() => false)
   )
   if (running) {

@@ -17,7 +17,11 @@ export class DeskInfoApi extends HttpApiGroup.make("desk")
     HttpApiEndpoint.get("health", "/api/health")
       .addSuccess(HealthResponse)
       .addError(Unavailable)
-      .annotate(OpenApi.Summary, "Liveness with database and payment-rail checks; 503 while the database is down")
+      .annotate(
+        OpenApi.Summary,
+        "Liveness with database and payment-rail checks; 503 while the database is down, or the embedded " +
+          "store's disk has less free space than DESK_MIN_FREE_DISK_MB"
+      )
   )
   .add(
     HttpApiEndpoint.get("surface", "/api/surface")

@@ -9,6 +9,7 @@ import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
+import { freeMegabytes, minFreeDiskConfig } from "./DiskSpace.ts"
 import { StatusResponse } from "./Responses.ts"
 import { routesOf } from "./Routes.ts"
 import { facilitatorReachable, statusOf } from "./Status.ts"
@@ -27,6 +28,24 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
     const { policy } = yield* RateLimiter
     const sql = yield* SqlClient.SqlClient
     const databaseKind = Option.isSome(config.databaseUrl) ? "postgres" : "pglite"
+    const minFreeMb = yield* minFreeDiskConfig
+    /** The embedded store's disk, when it is too full to write: PostgreSQL's disk is its server's to watch. */
+    // Read at most once a second: health is not rate limited, and a flood of checks is no flood of statfs calls.
+    let disk = { readAt: 0, free: undefined as number | undefined }
+    const diskTooFull = databaseKind === "pglite" && minFreeMb > 0
+      ? Effect.suspend(() =>
+        Date.now() - disk.readAt < 1_000
+          ? Effect.succeed(disk.free)
+          : Effect.map(freeMegabytes(config.dataDir), (free) => (disk = { readAt: Date.now(), free }).free)
+      ).pipe(Effect.flatMap((free) =>
+        free === undefined || free >= minFreeMb ? Effect.void : Effect.fail(
+          new Unavailable({
+            message: `The embedded store's disk (DESK_DATA_DIR) has ${free} MB free, under the ` +
+              `${minFreeMb} MB it needs to take writes; free some space.`
+          })
+        )
+      ))
+      : Effect.void
     const routes = routesOf(DeskApi)
     // Encoded once at startup: through the schema it cost about 10 µs of CPU on every request.
     const [statusDown, statusUp] = [false, true].map((reachable) =>
@@ -78,6 +97,7 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
         Effect.gen(function*() {
           const started = Date.now()
           yield* databaseAnswers
+          yield* diskTooFull
           return {
             ok: true as const,
             status: "ok" as const,
