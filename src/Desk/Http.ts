@@ -29,8 +29,8 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
     const sql = yield* SqlClient.SqlClient
     const databaseKind = Option.isSome(config.databaseUrl) ? "postgres" : "pglite"
     const minFreeMb = yield* minFreeDiskConfig
-    /** The embedded store's disk, when it is too full to write: PostgreSQL's disk is its server's to watch. */
-    // Read at most once a second: health is not rate limited, and a flood of checks is no flood of statfs calls.
+    // The embedded store's disk, when it is too full to write (PostgreSQL's disk is its server's to watch). Read at
+    // most once a second: health is not rate limited, and a flood of checks is no flood of statfs calls.
     let disk = { readAt: 0, free: undefined as number | undefined }
     const diskTooFull = databaseKind === "pglite" && minFreeMb > 0
       ? Effect.suspend(() =>
