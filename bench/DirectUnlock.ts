@@ -4,7 +4,7 @@ import { HandoffRepo } from "../src/Catalog/HandoffRepo.ts"
 import { ReceiptRepo } from "../src/Ledger/ReceiptRepo.ts"
 import { countsAsPurchase, kindOf, spendOf, termsOf } from "../src/Ledger/Rules.ts"
 import { newReceiptId } from "../src/Ledger/Sales.ts"
-import { cpuPerRequest, summarize, type WithCpu } from "./Measure.ts"
+import { closedLoop } from "./DirectSql.ts"
 import type { Prng } from "./Random.ts"
 
 /**
@@ -17,8 +17,6 @@ export const directUnlock = (random: Prng, handoffs: number, connections: number
   Effect.gen(function*() {
     const repo = yield* HandoffRepo
     const receipts = yield* ReceiptRepo
-    const latencies: Array<number> = []
-    let errors = 0
     const unlockAndRead = Effect.gen(function*() {
       const payer = `did:desk:${randomBytes(16).toString("hex")}`
       const handoff = yield* Effect.flatten(repo.findSealed(random.int(1, handoffs)))
@@ -52,19 +50,5 @@ export const directUnlock = (random: Prng, handoffs: number, connections: number
       const read = yield* repo.findSealedFor(handoff.seq, payer)
       return Option.isSome(read) && read.value.body !== null
     })
-    const deadline = performance.now() + seconds * 1000
-    const client = Effect.gen(function*() {
-      while (performance.now() < deadline) {
-        const started = performance.now()
-        const ok = yield* unlockAndRead.pipe(Effect.catchAllCause(() => Effect.succeed(false)))
-        if (ok) latencies.push(performance.now() - started)
-        else errors++
-      }
-    })
-    const started = performance.now()
-    const cpuBefore = process.cpuUsage()
-    yield* Effect.all(Array.from({ length: connections }, () => client), { concurrency: "unbounded" })
-    const measured = summarize(latencies, errors, (performance.now() - started) / 1000)
-    const cpu = process.cpuUsage(cpuBefore)
-    return { ...measured, cpuMsPerRequest: cpuPerRequest((cpu.user + cpu.system) / 1000, measured) } satisfies WithCpu
+    return yield* closedLoop(unlockAndRead, connections, seconds)
   }).pipe(Effect.provide(Layer.merge(HandoffRepo.layer, ReceiptRepo.layer)))
