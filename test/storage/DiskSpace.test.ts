@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -31,6 +31,7 @@ const health = Effect.gen(function*() {
 })
 
 describe("/api/health and the embedded store's disk", () => {
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
   // No file system here has a petabyte free: the desk must take its disk for full. With room, health is 200 in every
   // other suite (test/process/OneDesk.test.ts among them, on a real DESK_DATA_DIR and the default 64 MB).
   it.layer(deskNeeding(String(1024 ** 3)), { timeout: 120_000 })((it) => {
@@ -41,7 +42,6 @@ describe("/api/health and the embedded store's disk", () => {
         expect(answer.retryAfter).not.toBeNull()
         expect(answer.json).toMatchObject({ ok: false, error: "unavailable" })
         expect(answer.json.message).toMatch(/DESK_DATA_DIR\) has \d+ MB free, under the 1073741824 MB/)
-        rmSync(dataDir, { recursive: true, force: true })
       }))
   })
 })
