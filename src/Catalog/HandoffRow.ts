@@ -38,11 +38,20 @@ const PREVIEW_COLUMNS = Object.keys(HandoffRow.fields)
  * ISO string with its offset, which the decoding below takes as node-postgres' and PGlite's own forms.
  */
 export const previewJson = (alias = ""): string => {
-  const prefix = alias === "" ? "" : `${alias}.`
+  const handoff = alias === "" ? "handoffs" : alias
   return `json_build_object(${
-    PREVIEW_COLUMNS.map((column) => `'${column}', ${prefix}${column}`).join(", ")
+    PREVIEW_COLUMNS.map((column) => `'${column}', ${valueOf(handoff, column)}`).join(", ")
   }) AS preview`
 }
+
+/**
+ * A preview column's value for the handoff named `handoff`. The sale count is kept apart from the handoff's row
+ * (migration 0027), one lookup by key; a handoff being inserted has no count yet, and none sold.
+ */
+const valueOf = (handoff: string, column: string) =>
+  column === "purchases"
+    ? `coalesce((SELECT s.sales FROM handoff_sales s WHERE s.handoff_seq = ${handoff}.seq), 0)`
+    : `${handoff}.${column}`
 
 /** DbInt's decoding: an integer, or a string that reads as one (int8 and numeric arrive from node-postgres so). */
 const int = (value: unknown): number | undefined => {

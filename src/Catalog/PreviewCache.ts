@@ -119,8 +119,8 @@ const make = Effect.gen(function*() {
       pings.set(nonce, back)
       // PgClient.notify sends NOTIFY with a bind parameter, which PostgreSQL refuses; pg_notify takes one.
       const counts = yield* sql`/* prepared */ SELECT pg_notify(${CHANNEL}, ${PING + nonce}) AS ping,
-          (SELECT coalesce(jsonb_object_agg(seq, purchases), '{}'::jsonb) FROM handoffs
-            WHERE seq = ANY(${seqs}::bigint[])) AS purchases`.pipe(
+          (SELECT coalesce(jsonb_object_agg(handoff_seq, sales), '{}'::jsonb) FROM handoff_sales
+            WHERE handoff_seq = ANY(${seqs}::bigint[])) AS purchases`.pipe(
         Effect.flatMap((rows) => decodePing(rows[0])),
         Effect.map((row): Counts => row.purchases),
         Effect.zipLeft(Deferred.await(back)),

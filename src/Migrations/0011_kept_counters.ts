@@ -148,9 +148,12 @@ export const backfill = Effect.gen(function*() {
       coalesce(sum(filer_micro) FILTER (WHERE payout_status = 'ledger'), 0),
       (SELECT count(*) FROM buyer_tally)
     FROM receipts WHERE kind = 'sale'`
+  // Sale counts from handoff_sales, which mirrors handoffs.purchases here (0007) and holds them alone since 0027.
   yield* sql`INSERT INTO books_tally (handoffs, filers, purchases)
-    SELECT count(*), (SELECT count(*) FROM filer_tally), coalesce(sum(purchases), 0) FROM handoffs WHERE NOT is_demo`
+    SELECT count(*), (SELECT count(*) FROM filer_tally), coalesce(sum(s.sales), 0)
+    FROM handoffs h LEFT JOIN handoff_sales s ON s.handoff_seq = h.seq WHERE NOT h.is_demo`
   yield* sql`INSERT INTO tag_tally (tag, packets, unlocks, reconstruct_micro)
-    SELECT tag, count(*), coalesce(sum(purchases), 0), sum(reconstruct_micro)
-    FROM handoffs, unnest(tags) AS tag WHERE NOT is_demo GROUP BY tag`
+    SELECT tag, count(*), coalesce(sum(s.sales), 0), sum(h.reconstruct_micro)
+    FROM handoffs h LEFT JOIN handoff_sales s ON s.handoff_seq = h.seq, unnest(h.tags) AS tag
+    WHERE NOT h.is_demo GROUP BY tag`
 })

@@ -25,6 +25,7 @@ import filersKnown from "./0023_filers_known.ts"
 import refusalsWriteNothing from "./0024_refusals_write_nothing.ts"
 import payoutSignaturesOnce from "./0025_payout_signatures_once.ts"
 import unboundedSums from "./0026_unbounded_sums.ts"
+import salesKeptApart from "./0027_sales_kept_apart.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -53,7 +54,8 @@ export const migrations = {
   "0023_filers_known": filersKnown,
   "0024_refusals_write_nothing": refusalsWriteNothing,
   "0025_payout_signatures_once": payoutSignaturesOnce,
-  "0026_unbounded_sums": unboundedSums
+  "0026_unbounded_sums": unboundedSums,
+  "0027_sales_kept_apart": salesKeptApart
 }
 
 export const loader = Migrator.fromRecord(migrations)

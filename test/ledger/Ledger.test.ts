@@ -33,8 +33,8 @@ const checkBooks = Effect.gen(function*() {
   >`SELECT count(*) AS n FROM receipts WHERE filer_micro + desk_micro <> price_micro`
   const [fee] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM receipts
     WHERE filer_micro <> floor(price_micro * 9 / 10)`
-  const [purchases] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM handoffs h
-    WHERE purchases <> (SELECT count(*) FROM receipts r WHERE r.handoff_seq = h.seq AND r.kind <> 'self')`
+  const [purchases] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM handoff_sales s
+    WHERE sales <> (SELECT count(*) FROM receipts r WHERE r.handoff_seq = s.handoff_seq AND r.kind <> 'self')`
   const [spend] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM agents a
     WHERE spent_micro <> (SELECT coalesce(sum(price_micro), 0) FROM receipts r WHERE r.payer = a.id AND r.kind = 'sale')
        OR spent_micro > spend_cap_micro`

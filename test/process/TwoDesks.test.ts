@@ -84,7 +84,8 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp || !loopbackRangeUsable)(
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql`SELECT
           (SELECT count(*)::int FROM receipts WHERE payer = ${buyer}) AS receipts,
-          (SELECT purchases FROM handoffs WHERE hash = ${filed.json.hash} AND filer_did = ${filer}) AS purchases,
+          (SELECT s.sales FROM handoffs h JOIN handoff_sales s ON s.handoff_seq = h.seq
+            WHERE h.hash = ${filed.json.hash} AND h.filer_did = ${filer}) AS purchases,
           (SELECT spent_micro::int FROM agents WHERE id = ${buyer}) AS spent`.pipe(Effect.orDie)
         expect(row).toEqual({ receipts: 1, purchases: 1, spent: 250_000 })
         expect(yield* bookViolations).toEqual({})

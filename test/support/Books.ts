@@ -7,10 +7,10 @@ import { Effect } from "effect"
  */
 const checks = (sql: SqlClient.SqlClient) => ({
   "a handoff whose purchases differ from its receipts": sql`
-    SELECT h.seq FROM handoffs h
+    SELECT h.seq FROM handoffs h LEFT JOIN handoff_sales s ON s.handoff_seq = h.seq
     LEFT JOIN (SELECT handoff_seq, count(*) AS n FROM receipts WHERE kind <> 'self' GROUP BY handoff_seq) r
       ON r.handoff_seq = h.seq
-    WHERE h.purchases <> coalesce(r.n, 0)`,
+    WHERE s.sales IS DISTINCT FROM coalesce(r.n, 0)`,
   "an agent whose spend differs from its receipts": sql`
     SELECT a.id FROM agents a
     LEFT JOIN (SELECT payer, sum(price_micro) AS spent FROM receipts WHERE kind = 'sale' GROUP BY payer) r
