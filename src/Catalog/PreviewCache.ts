@@ -51,9 +51,9 @@ interface Load {
  * barrier: a ping sent through the channel after the read began has come back on this desk's listener.
  * PostgreSQL delivers notifications in commit order, so by then every change committed before the read began,
  * through any desk or psql, has been heard: a read never returns a preview older than the last change answered
- * before it, however late this desk hears its database. A sale only moves `purchases`, which the ping's own
- * statement reads for the previews waiting on it: that statement begins after the reads, so their counts are as
- * fresh as a read of the row, and sales notify nobody (a notifying commit waits for every other one). Reads
+ * before it, however late this desk hears its database. A sale only moves its handoff's count in handoff_sales
+ * (migration 0027), which the ping's own statement reads for the previews waiting on it: that statement begins
+ * after the reads, so their counts are as fresh as a read of the row, and sales notify nobody (a notifying commit waits for every other one). Reads
  * arriving while a ping is out share the next one.
  * An entry is kept only from a read that began while the listener was known to hear (a ping came back since it
  * last (re)started or missed one), and only on a preview's second read since the doorkeeper last emptied; a

@@ -123,7 +123,7 @@ export const orderedRows = (sql: SqlClient.SqlClient, query: CatalogQuery, text:
     case "reconstruct":
       return sql`FROM handoffs h WHERE ${where} ORDER BY h.reconstruct_micro DESC, h.seq DESC`
     case "popular":
-      // handoff_sales mirrors purchases with an index of its own.
+      // handoff_sales holds each handoff's sale count (migration 0027), with an index of its own for this order.
       return sql`FROM handoffs h JOIN handoff_sales s ON s.handoff_seq = h.seq WHERE ${where}
         ORDER BY s.sales DESC, s.handoff_seq DESC`
   }
