@@ -21,8 +21,10 @@ export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // As in 0007: a large catalog's mend takes longer than one request's statement may.
   yield* sql`SET LOCAL statement_timeout = 0`
-  // Nothing sells or edits a handoff while the count moves; the mend below reads what the mirror kept.
-  yield* sql`LOCK TABLE handoffs, handoff_sales IN SHARE ROW EXCLUSIVE MODE`
+  // Nothing sells or edits a handoff while the count moves; the mend below reads what the mirror kept. receipts
+  // first: a sale already writing (an older desk's, on the old functions) finishes before the count moves, rather
+  // than waiting on handoffs behind this lock and then failing on the dropped column.
+  yield* sql`LOCK TABLE receipts, handoffs, handoff_sales IN SHARE ROW EXCLUSIVE MODE`
 
   // The mirror kept them equal; a row it missed (none should be) is mended from the column before it goes.
   yield* sql`INSERT INTO handoff_sales AS s (handoff_seq, sales) SELECT seq, purchases FROM handoffs
