@@ -61,8 +61,10 @@ describe.skipIf(process.platform !== "linux")("the data directory lock", () => {
 
   it.scopedLive("takes over a lock whose owner has exited but is not reaped yet (a zombie)", () =>
     Effect.gen(function*() {
-      // The shell's background child exits at once; the shell has become `sleep`, which never reaps it.
-      const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
+      // The shell's background child exits a second later, by when the shell has become `sleep`, which never reaps
+      // it. (A child that exited at once could be reaped by the shell before its exec: under load CI saw its /proc
+      // entry gone.)
+      const parent = spawn("sh", ["-c", "sleep 1 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
       const printed = new Promise<number>((found) =>
         parent.stdout.once("data", (chunk) => found(Number(String(chunk).trim())))
       )
