@@ -84,8 +84,9 @@ const make = Effect.gen(function*() {
   })
 
   /**
-   * One statement under the payer's row lock (ReceiptRepo.deskUnlock): a repeat unlock finds the first receipt,
-   * the spend is added only within the cap (a database check holds it too), and (payer, handoff) is unique.
+   * Under the payer's row lock, in the statement that writes the unlocks arriving with it (ReceiptRepo.deskUnlock):
+   * a repeat unlock finds the first receipt, the spend is added only within the cap (a database check holds it
+   * too), and (payer, handoff) is unique.
    */
   const recordOnce = (handoff: SealedRow, payer: DeskId) =>
     Effect.gen(function*() {
@@ -119,7 +120,7 @@ const make = Effect.gen(function*() {
   type Recording = ReturnType<typeof recordOnce>
 
   /**
-   * desk_unlock reads under the payer's lock, so (payer, handoff) should not collide; if it ever does, the retry
+   * desk_unlock_batch reads under the payer's lock, so (payer, handoff) should not collide; if it ever does, the retry
    * finds the receipt that won. A plain catch, not Effect.retry: its schedule cost ~6 us on every unlock.
    */
   const record = (

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Exit, FiberSet, Layer, Option, Schema } from "effect"
+import { boarding } from "../Boarding.ts"
 import { DbInt, DbSum } from "../Domain/DbTypes.ts"
 import { listReceipts, RECEIPT_COLUMNS, type ReceiptFilter } from "./ReceiptListing.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
@@ -35,6 +36,7 @@ const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt 
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const run = yield* FiberSet.makeRuntime<never>()
   const select = sql`SELECT ${sql.literal(RECEIPT_COLUMNS)} FROM receipts r JOIN handoffs h ON h.seq = r.handoff_seq`
 
   const findFor = SqlSchema.findOne({
@@ -58,14 +60,31 @@ const make = Effect.gen(function*() {
       sql`${select} WHERE r.payment_payer_address = ${wallet} AND r.handoff_seq = ${handoffSeq} ORDER BY r.seq LIMIT 1`
   })
 
-  /** A receipt as the SQL functions that write it take it (`new_receipt`, migration 0013). */
+  /** A receipt as the SQL functions that write it take it (`new_receipt`, migration 0013), as JSON. */
+  const newReceiptFields = (receipt: NewReceipt) => ({
+    receipt_id: receipt.receiptId,
+    handoff_seq: receipt.handoffSeq,
+    payer: receipt.payer,
+    filer_did: receipt.filerDid,
+    price_micro: receipt.priceMicro,
+    filer_micro: receipt.filerMicro,
+    desk_micro: receipt.deskMicro,
+    kind: receipt.kind,
+    mode: receipt.mode,
+    network: receipt.network,
+    payment_tx_hash: receipt.payment?.txHash ?? null,
+    payment_payer_address: receipt.payment?.payerAddress ?? null,
+    payment_nonce: receipt.payment?.nonce ?? null,
+    payment_chain_id: receipt.payment?.chainId ?? null,
+    payment_log_index: receipt.payment?.logIndex ?? null,
+    payout_status: receipt.payoutStatus,
+    payout_address: receipt.payoutAddress,
+    counts_as_purchase: receipt.countsAsPurchase,
+    payout: receipt.payout,
+    from_block: receipt.payment?.fromBlock.toString() ?? null
+  })
   const asNewReceipt = (receipt: NewReceipt) =>
-    sql`ROW(${receipt.receiptId}, ${receipt.handoffSeq}, ${receipt.payer}, ${receipt.filerDid}, ${receipt.priceMicro},
-      ${receipt.filerMicro}, ${receipt.deskMicro}, ${receipt.kind}, ${receipt.mode}, ${receipt.network},
-      ${receipt.payment?.txHash ?? null}, ${receipt.payment?.payerAddress ?? null}, ${receipt.payment?.nonce ?? null},
-      ${receipt.payment?.chainId ?? null}, ${receipt.payment?.logIndex ?? null}, ${receipt.payoutStatus},
-      ${receipt.payoutAddress}, ${receipt.countsAsPurchase}, ${receipt.payout},
-      ${receipt.payment?.fromBlock.toString() ?? null})::new_receipt`
+    sql`jsonb_populate_record(NULL::new_receipt, ${JSON.stringify(newReceiptFields(receipt))}::jsonb)`
 
   /**
    * The one receipt writer, for both rails, in one statement (`record_receipt`, migration 0013): the receipt
@@ -83,17 +102,58 @@ const make = Effect.gen(function*() {
         FROM record_receipt(${asNewReceipt(receipt)}) r JOIN handoffs h ON h.seq = r.handoff_seq`
     })(undefined)
 
+  /** One desk-receipt unlock as `desk_unlock_batch` takes it. */
+  interface Unlock {
+    readonly receipt: NewReceipt
+    readonly spendMicro: number
+  }
+  const unlockStatement = (unlocks: ReadonlyArray<Unlock>) =>
+    Effect.map(
+      sql<{ outcomes: ReadonlyArray<unknown> }>`/* prepared */ SELECT to_jsonb(desk_unlock_batch(
+          array_agg((u.item->>'spend')::bigint ORDER BY u.at),
+          array_agg(jsonb_populate_record(NULL::new_receipt, u.item->'receipt') ORDER BY u.at))) AS outcomes
+        FROM jsonb_array_elements(${
+        JSON.stringify(unlocks.map((_) => ({ spend: _.spendMicro, receipt: newReceiptFields(_.receipt) })))
+      }::jsonb) WITH ORDINALITY AS u(item, at)`,
+      ([row]) => row!.outcomes
+    )
+  const unlockAlone = (unlock: Unlock) => Effect.map(unlockStatement([unlock]), (outcomes) => outcomes[0])
   /**
-   * A desk-receipt unlock in one round trip (`desk_unlock`, migration 0013): under the payer's row lock, the
-   * receipt it already holds, or a refusal (an x402 payment for it still settling, the cap), or the new receipt
-   * with `spendMicro` added to the payer's spend.
+   * Unlocks that arrive while one batch is out are written together by the next (src/Boarding.ts): one statement
+   * and one commit for the lot (`desk_unlock_batch`, migration 0028). A batch that fails wrote nothing; each of its
+   * unlocks is then run alone, so one unlock's failure is its own. Each unlock's answer (or failure) comes back by
+   * the unlock.
+   */
+  const unlockBatch = (unlocks: ReadonlyArray<Unlock>) =>
+    unlockStatement(unlocks).pipe(
+      Effect.map((outcomes) => new Map(unlocks.map((unlock, at) => [unlock, Exit.succeed(outcomes[at])] as const))),
+      Effect.catchAll((error) =>
+        unlocks.length === 1
+          ? Effect.succeed(new Map([[unlocks[0]!, Exit.fail(error)] as const]))
+          : Effect.map(
+            Effect.forEach(unlocks, (unlock) => Effect.exit(unlockAlone(unlock)), { concurrency: "unbounded" }),
+            (exits) => new Map(unlocks.map((unlock, at) => [unlock, exits[at]!] as const))
+          )
+      )
+    )
+  const boarded = boarding({ run, send: unlockBatch })
+  const unlockOutcome = (unlock: Unlock) =>
+    Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      // Inside a transaction it goes alone on the transaction's connection, as HandoffRepo's reads do.
+      (transaction) =>
+        Option.isSome(transaction) ? unlockAlone(unlock) : Effect.flatten(
+          Effect.map(boarded(unlock), (exits) => exits.get(unlock)!)
+        )
+    )
+
+  /**
+   * A desk-receipt unlock: under the payer's row lock, the receipt it already holds, or a refusal (an x402 payment
+   * for it still settling, the cap), or the new receipt with `spendMicro` added to the payer's spend.
    */
   const deskUnlock = (receipt: NewReceipt, spendMicro: number, title: string) =>
     Effect.gen(function*() {
-      const [row] = yield* sql<{ outcome: unknown }>`/* prepared */ SELECT desk_unlock(${spendMicro}, ${
-        asNewReceipt(receipt)
-      }) AS outcome`
-      const outcome = yield* Schema.decodeUnknown(DeskUnlockOutcome)(row?.outcome)
+      const outcome = yield* Schema.decodeUnknown(DeskUnlockOutcome)(yield* unlockOutcome({ receipt, spendMicro }))
       switch (outcome.outcome) {
         case "recorded":
         case "unlocked":
@@ -161,5 +221,5 @@ const make = Effect.gen(function*() {
 })
 
 export class ReceiptRepo extends Context.Tag("ReceiptRepo")<ReceiptRepo, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(ReceiptRepo, make)
+  static readonly layer = Layer.scoped(ReceiptRepo, make)
 }

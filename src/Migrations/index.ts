@@ -26,6 +26,7 @@ import refusalsWriteNothing from "./0024_refusals_write_nothing.ts"
 import payoutSignaturesOnce from "./0025_payout_signatures_once.ts"
 import unboundedSums from "./0026_unbounded_sums.ts"
 import salesKeptApart from "./0027_sales_kept_apart.ts"
+import unlocksTogether from "./0028_unlocks_together.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -55,7 +56,8 @@ export const migrations = {
   "0024_refusals_write_nothing": refusalsWriteNothing,
   "0025_payout_signatures_once": payoutSignaturesOnce,
   "0026_unbounded_sums": unboundedSums,
-  "0027_sales_kept_apart": salesKeptApart
+  "0027_sales_kept_apart": salesKeptApart,
+  "0028_unlocks_together": unlocksTogether
 }
 
 export const loader = Migrator.fromRecord(migrations)

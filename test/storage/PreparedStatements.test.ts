@@ -83,7 +83,7 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
           }
           const texts = prepared.map((_) => _.statement)
           expect(texts.some((_) => /FROM handoffs WHERE seq = ANY\(\$1::bigint\[\]\)$/.test(_))).toBe(true)
-          expect(texts.some((_) => _.includes("desk_unlock("))).toBe(true)
+          expect(texts.some((_) => _.includes("desk_unlock_batch("))).toBe(true)
           expect(texts.some((_) => _.includes("THEN h.body END AS body"))).toBe(true)
           // The filing's insert is not among them: it is not marked.
           expect(texts.some((_) => _.includes("INSERT INTO handoffs"))).toBe(false)
