@@ -327,8 +327,7 @@ const make = Effect.gen(function*() {
     listReceipts,
     receiptFor,
     recentSales: receipts.recentSales,
-    totals: receipts.totals,
-    census: receipts.census
+    totals: receipts.totals
   } as const
 })
 

@@ -132,14 +132,15 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
         }))
       .handle("books", () =>
         Effect.gen(function*() {
-          const [totals, census] = yield* Effect.all([ledger.totals, ledger.census])
+          // One statement: the receipts and the purchases they must equal as of one moment.
+          const totals = yield* ledger.totals
           return {
             ok: true as const,
-            handoffs: census.handoffs,
-            filers: census.filers,
+            handoffs: totals.handoffs,
+            filers: totals.filers,
             buyers: totals.buyers,
             receipts: totals.receipts,
-            purchases: census.purchases,
+            purchases: totals.purchases,
             volumeUsd: toUsd(totals.volume_micro),
             filerEarningsUsd: toUsd(totals.filer_micro),
             deskFeesUsd: toUsd(totals.desk_micro),
@@ -147,7 +148,7 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
             ledgerOnlyVolumeUsd: toUsd(totals.ledger_only_micro),
             filerOwedUsd: toUsd(totals.filer_owed_micro),
             filerLedgerUsd: toUsd(totals.filer_ledger_micro),
-            balanced: totals.split_exact && census.purchases === totals.receipts,
+            balanced: totals.split_exact && totals.purchases === totals.receipts,
             note: "Counts exclude the demo packet and self-test unlocks; amounts are exact micro-USDC shown in USD. " +
               "filerOwedUsd will be sent on-chain; filerLedgerUsd (desk receipts) is recorded only and never paid on-chain."
           }

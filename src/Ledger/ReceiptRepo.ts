@@ -18,7 +18,12 @@ const Totals = Schema.Struct({
   filer_ledger_micro: DbSum,
   buyers: DbInt,
   /** The filers' and the desk's parts add up to the volume: compared in the database, where the sums are exact. */
-  split_exact: Schema.Boolean
+  split_exact: Schema.Boolean,
+  // The census, read in the same statement: a sale committed between two reads would set its receipt against a
+  // purchase count without it.
+  handoffs: DbInt,
+  filers: DbInt,
+  purchases: DbInt
 })
 export type Totals = typeof Totals.Type
 
@@ -31,8 +36,6 @@ const DeskUnlockOutcome = Schema.Union(
     agent: Schema.Struct({ spent_micro: DbInt, spend_cap_micro: DbInt })
   })
 )
-
-const Census = Schema.Struct({ handoffs: DbInt, filers: DbInt, purchases: DbInt })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -184,15 +187,8 @@ const make = Effect.gen(function*() {
           coalesce(sum(on_chain_payouts), 0) AS on_chain_payouts,
           coalesce(sum(filer_owed_micro), 0) AS filer_owed_micro,
           coalesce(sum(filer_ledger_micro), 0) AS filer_ledger_micro, coalesce(sum(buyers), 0) AS buyers,
-          coalesce(sum(filer_micro), 0) + coalesce(sum(desk_micro), 0) = coalesce(sum(volume_micro), 0) AS split_exact
-        FROM books_tally`
-  })
-
-  const census = SqlSchema.single({
-    Request: Schema.Void,
-    Result: Census,
-    execute: () =>
-      sql`SELECT coalesce(sum(handoffs), 0) AS handoffs, coalesce(sum(filers), 0) AS filers,
+          coalesce(sum(filer_micro), 0) + coalesce(sum(desk_micro), 0) = coalesce(sum(volume_micro), 0) AS split_exact,
+          coalesce(sum(handoffs), 0) AS handoffs, coalesce(sum(filers), 0) AS filers,
           coalesce(sum(purchases), 0) AS purchases
         FROM books_tally`
   })
@@ -215,7 +211,6 @@ const make = Effect.gen(function*() {
     list: (filter: ReceiptFilter) => Effect.orDie(listReceipts(sql, filter)),
     recentSales: (limit: number) => Effect.orDie(recentSales(limit)),
     totals: Effect.orDie(totals(undefined)),
-    census: Effect.orDie(census(undefined)),
     vote: (handoffSeq: number, agent: string, useful: boolean) => Effect.orDie(vote(handoffSeq, agent, useful))
   } as const
 })

@@ -57,7 +57,10 @@ const scanned = Effect.gen(function*() {
 const kept = Effect.gen(function*() {
   const ledger = yield* Ledger
   const catalog = yield* Catalog
-  const [totals, census, tags] = yield* Effect.all([ledger.totals, ledger.census, catalog.tagStats])
+  const [{ filers: filerCount, handoffs, purchases, ...totals }, tags] = yield* Effect.all([
+    ledger.totals,
+    catalog.tagStats
+  ])
   // Read from the repository: the catalog's own listing serves a loaded copy for a minute.
   const inUse = yield* Effect.provide(Effect.flatMap(HandoffRepo, (repo) => repo.tagCounts), HandoffRepo.layer)
   // Each filer's count, as an agent's pages read it (filedBy), for the filers the scan names.
@@ -90,7 +93,7 @@ const kept = Effect.gen(function*() {
       filer_owed_micro: text(totals.filer_owed_micro),
       filer_ledger_micro: text(totals.filer_ledger_micro)
     },
-    census,
+    census: { handoffs, filers: filerCount, purchases },
     tags: tags.map((_) => ({ ..._, avg_reconstruct_micro: text(_.avg_reconstruct_micro) })),
     inUse: [...inUse].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0)),
     filers,
