@@ -10,9 +10,9 @@ import type { Prng } from "./Random.ts"
 /**
  * The floor for unlock + body: the desk's own statements for one (the handoff's sealed fields, the unlock, the body
  * read, each boarded with those of other clients as the desk boards them), each unlock by a new identity, on the
- * same driver and pool, by `connections` concurrent clients, with
- * no HTTP around them. What it reaches is what the database (with the bench's load beside it) allows the desk. Its
- * receipts are desk receipts like the scenario's, so the books stay balanced. CPU per unlock is this process's.
+ * same driver and pool, by `connections` concurrent clients, with no HTTP around them. What it reaches is what the
+ * database (with the bench's load beside it) allows the desk. Its receipts are desk receipts like the scenario's,
+ * so the books stay balanced. CPU per unlock is this process's.
  */
 export const directUnlock = (random: Prng, handoffs: number, connections: number, seconds: number) =>
   Effect.gen(function*() {
