@@ -7,9 +7,10 @@ import { Effect } from "effect"
  * one unlock a transaction 1,600-1,900 a second, eight a transaction 4,100-4,400 (a commit and a statement each,
  * not the rows, were most of an unlock's cost).
  *
- * `desk_unlock_batch` answers each unlock as `desk_unlock` (0013, 0024) did alone, in the order given, as if they
- * had run one after another: a repeat finds the first receipt, a payment settling stops it, the spend is added
- * within the cap, a payer this call registered is removed again when it bought nothing. Its locks are taken in one
+ * `desk_unlock_batch` answers each unlock as `desk_unlock` (0013, 0024) did alone, as if they had run one after
+ * another in handoff order (concurrent requests have no order of their own): a repeat finds the first receipt, a
+ * payment settling stops it, the spend is added within the cap, a payer this call registered is removed again
+ * when it bought nothing; the answers come back in the order given. Its locks are taken in one
  * order whatever the batch holds, so two batches never wait on each other in a circle: every payer's row first
  * (registered where new), in id order, then the unlocks in handoff order (the handoff's count in `handoff_sales`
  * is the one row two payers' unlocks share). A payer's tally row (`buyer_tally`) is taken later, under its
