@@ -204,13 +204,21 @@ for (const backend of backends) {
             yield* unlock(second!)
 
             // `later` on a connection of its own (forked outside the transaction), begun once `first` is done inside
-            // the transaction, which stays open until `later` waits for a lock.
+            // the transaction, which stays open until `later` waits for a lock. The wait is watched from a connection
+            // of its own too: inside a transaction pg_stat_activity keeps its first reading.
             const meanwhile = <A, B>(first: Effect.Effect<A, unknown>, later: Effect.Effect<B, unknown>) =>
               Effect.gen(function*() {
                 const go = yield* Deferred.make<void>()
+                const release = yield* Deferred.make<void>()
                 const fiber = yield* Effect.fork(Effect.zipRight(Deferred.await(go), later))
+                yield* Effect.fork(
+                  Effect.zipRight(
+                    Deferred.await(go),
+                    Effect.zipRight(someoneWaits, Deferred.succeed(release, undefined))
+                  )
+                )
                 yield* sql.withTransaction(
-                  Effect.zipRight(first, Effect.zipRight(Deferred.succeed(go, undefined), someoneWaits))
+                  Effect.zipRight(first, Effect.zipRight(Deferred.succeed(go, undefined), Deferred.await(release)))
                 )
                 yield* Fiber.join(fiber)
               })
