@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Catalog } from "../../src/Catalog.ts"
 import { HandoffRepo } from "../../src/Catalog/HandoffRepo.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
@@ -12,6 +12,7 @@ import { mendCounts } from "../../src/Migrations/0020_tally_locks.ts"
 import { COUNTED_TABLES } from "../../src/Migrations/0021_no_truncate.ts"
 import { filedAs } from "../support/Filed.ts"
 import { newAgentId } from "../support/Fixtures.ts"
+import { whileHeld } from "../support/HeldLocks.ts"
 import { servicesOn } from "../support/Services.ts"
 import { backends } from "../support/Storage.ts"
 
@@ -166,8 +167,7 @@ for (const backend of backends) {
           yield* check
         }))
 
-      // Two transactions at once, one waiting on the other's lock: PGlite has one connection, so the second would wait
-      // for the first to end rather than for its lock, and the test would wait for it forever.
+      // Two transactions at once, one waiting on the other's lock: PostgreSQL only (whileHeld says why).
       it.effect.skipIf(backend.name === "pglite")(
         "a sale and a tag edit of the same handoff at once count the sale under the tags the handoff ends with",
         () =>
@@ -175,18 +175,6 @@ for (const backend of backends) {
             const sql = yield* SqlClient.SqlClient
             const filer = DeskId.make(newAgentId())
             const seqOf = (id: string) => Number(id.replace("DESK-", ""))
-            // Until another connection of this database waits for a lock (at most two seconds, on real timers: the
-            // test's clock stands still), then on regardless: a run where nothing waits has nothing ordering the two,
-            // and the counts below tell.
-            const waiting = Effect.map(
-              sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-              ([row]) => row!.n > 0
-            )
-            const pause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
-            const someoneWaits = Effect.gen(function*() {
-              for (let tries = 0; tries < 100 && !(yield* waiting); tries++) yield* pause
-            })
             // A desk-receipt sale to a new buyer as the desk records one (migration 0013's desk_unlock), in SQL: the
             // first runs inside a transaction the test holds open, where the ledger's reads would ask the pool for
             // a connection of their own.
@@ -203,25 +191,10 @@ for (const backend of backends) {
             yield* unlock(first!)
             yield* unlock(second!)
 
-            // `later` on a connection of its own (forked outside the transaction), begun once `first` is done inside
-            // the transaction, which stays open until `later` waits for a lock. The wait is watched from a connection
-            // of its own too: inside a transaction pg_stat_activity keeps its first reading.
+            // `later` on a connection of its own, begun once `first` is done inside a transaction that stays open
+            // until `later` waits for a lock.
             const meanwhile = <A, B>(first: Effect.Effect<A, unknown>, later: Effect.Effect<B, unknown>) =>
-              Effect.gen(function*() {
-                const go = yield* Deferred.make<void>()
-                const release = yield* Deferred.make<void>()
-                const fiber = yield* Effect.fork(Effect.zipRight(Deferred.await(go), later))
-                yield* Effect.fork(
-                  Effect.zipRight(
-                    Deferred.await(go),
-                    Effect.zipRight(someoneWaits, Deferred.succeed(release, undefined))
-                  )
-                )
-                yield* sql.withTransaction(
-                  Effect.zipRight(first, Effect.zipRight(Deferred.succeed(go, undefined), Deferred.await(release)))
-                )
-                yield* Fiber.join(fiber)
-              })
+              whileHeld(first, [later], { waiters: 1 })
 
             // The sale first, its transaction still open while the edit begins.
             yield* meanwhile(unlock(first!), edit(first!, ["moved-after-sale"]))

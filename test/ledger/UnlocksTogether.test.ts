@@ -1,11 +1,12 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber } from "effect"
+import { Effect, Either } from "effect"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { ReceiptRepo } from "../../src/Ledger/ReceiptRepo.ts"
 import type { NewReceipt } from "../../src/Ledger/ReceiptRow.ts"
 import { filedAs } from "../support/Filed.ts"
 import { newAgentId } from "../support/Fixtures.ts"
+import { whileHeld } from "../support/HeldLocks.ts"
 import { servicesOn } from "../support/Services.ts"
 import { backends } from "../support/Storage.ts"
 
@@ -84,8 +85,7 @@ for (const backend of backends) {
           ])
         }).pipe(Effect.provide(ReceiptRepo.layer)))
 
-      // Three connections at once, two waiting on a third's locks: PGlite has one connection, so a statement would
-      // wait for the transaction before it to end, not for its locks, and the test would wait forever.
+      // Three connections at once, two waiting on a third's locks: PostgreSQL only (whileHeld says why).
       it.effect.skipIf(backend.name === "pglite")(
         "two batches that share payers and handoffs in opposite orders wait in turn, never in a circle",
         () =>
@@ -95,15 +95,6 @@ for (const backend of backends) {
             const seqs = (yield* Effect.all(Array.from({ length: 4 }, () => filedAs(filer, {})))).map(seqOf)
               .sort((a, b) => a - b)
             const [h1, h2, h3, h4] = seqs as [number, number, number, number]
-            const waiters = Effect.map(
-              sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%desk_unlock_batch%'`,
-              ([row]) => row!.n
-            )
-            const pause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
-            const bothWait = Effect.gen(function*() {
-              for (let tries = 0; tries < 250 && (yield* waiters) < 2; tries++) yield* pause
-            })
             const deadlocks = Effect.map(
               sql<{ n: number }>`SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()`,
               ([row]) => row!.n
@@ -123,27 +114,12 @@ for (const backend of backends) {
             // A third connection holds `locked` while both batches start, and lets go once both wait: both wake at
             // once and take the first of the rows they ask for. Taken in the order given, each would then hold what
             // the other wants next (PostgreSQL ends that with a deadlock error after a second; checked: three runs
-            // in four, the others where one batch took both rows before the other woke). The waits are watched from
-            // a connection of their own: inside a transaction pg_stat_activity keeps its first reading.
+            // in four, the others where one batch took both rows before the other woke).
             const crossing = (
               locked: Effect.Effect<unknown, unknown>,
               one: ReadonlyArray<readonly [string, number]>,
               other: ReadonlyArray<readonly [string, number]>
-            ) =>
-              Effect.gen(function*() {
-                const go = yield* Deferred.make<void>()
-                const release = yield* Deferred.make<void>()
-                const fibers = yield* Effect.all(
-                  [one, other].map((unlocks) => Effect.fork(Effect.zipRight(Deferred.await(go), batch(unlocks))))
-                )
-                yield* Effect.fork(
-                  Effect.zipRight(Deferred.await(go), Effect.zipRight(bothWait, Deferred.succeed(release, undefined)))
-                )
-                yield* sql.withTransaction(
-                  Effect.zipRight(locked, Effect.zipRight(Deferred.succeed(go, undefined), Deferred.await(release)))
-                )
-                return yield* Fiber.join(Fiber.zip(fibers[0]!, fibers[1]!))
-              })
+            ) => whileHeld(locked, [batch(one), batch(other)], { waiters: 2, query: "%desk_unlock_batch%" })
             const before = yield* deadlocks
 
             const [p1, p2, p3, p4] = orderedPayers(4)
