@@ -42,15 +42,15 @@ export const isRateLimited = (method: string, path: string): boolean => {
 }
 
 /**
- * A request that waits for a turn before the desk works on it (src/Http/Admission.ts): a limited read. Requests
- * with a body go straight in (their client decides how long sending it takes), so do `/mcp` (its GET is an event
- * stream), the exempt reads above, which answer even while every turn is held by reads stuck on the database, and
- * a read that carries an x402 payment (`paying`: it settles, as an unlock does, and must not hold a read's turn
- * while its block comes).
+ * A request that waits for a turn before the desk works on it (src/Http/Admission.ts): a limited read of the
+ * database. Turns bound the reads waiting inside the desk for a database connection; a read answered from memory
+ * (`/api/status`, `/api/template`, ...) never waits for one and goes straight in, as do requests with a body (their
+ * client decides how long sending it takes), `/mcp` (its GET is an event stream), the exempt reads above, which
+ * answer even while every turn is held by reads stuck on the database, and a read that carries an x402 payment
+ * (`paying`: it settles, as an unlock does, and must not hold a read's turn while its block comes).
  */
 export const waitsForTurn = (method: string, path: string, paying = false): boolean =>
-  !paying && (method === "GET" || method === "HEAD") && path !== "/mcp" && !path.startsWith("/mcp/") &&
-  isRateLimited(method, path)
+  !paying && (method === "GET" || method === "HEAD") && readsDatabase(path) && isRateLimited(method, path)
 
 const BODY_PATH = /^\/api\/handoffs\/[^/]+\/body$/
 

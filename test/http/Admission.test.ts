@@ -198,17 +198,20 @@ describe("admission of reads into the app", () => {
       expect(desk.seen).toEqual(["/read/first", "/read/after"])
     }))
 
-  it("sends requests with a body, /mcp streams and the reads exempt from limits straight in", () =>
+  it("sends requests with a body, /mcp streams, the reads exempt from limits and those answered from memory straight in", () =>
     withDesk(1, async (desk) => {
       const held = desk.get("/read/held", "a")
       await until(() => desk.heldCount() === 1)
+      // `/api/status` and `/api/template` are limited but read no database: they answer while reads hold every turn.
       const straight = await Promise.all([
         desk.get("/read/posted", "b", { method: "POST", body: "{}" }),
         desk.get("/mcp", "c"),
         desk.get("/api/health", "d"),
-        desk.get("/llms.txt", "e")
+        desk.get("/llms.txt", "e"),
+        desk.get("/api/status", "f"),
+        desk.get("/api/template", "g")
       ])
-      expect(straight.map((response) => response.status)).toEqual([200, 200, 200, 200])
+      expect(straight.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200])
       desk.release()
       expect((await held).status).toBe(200)
     }))
