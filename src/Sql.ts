@@ -31,6 +31,22 @@ export const migrated = <E, R>(storage: Layer.Layer<SqlClient.SqlClient, E, R>) 
 export const isUniqueViolation = (error: SqlError.SqlError) =>
   (error.cause as { code?: unknown } | undefined)?.code === "23505"
 
+/** SQLSTATE: five digits or capitals. Node's own errors (a reset connection) carry codes such as `ECONNRESET`. */
+const SQLSTATE = /^[0-9A-Z]{5}$/
+
+/**
+ * Whether the database answered the statement with an error, so that it wrote nothing: a statement outside a
+ * transaction that ends in an ERROR is rolled back whole. Not so when the desk lost its connection (no answer, or
+ * a FATAL ending the session, or class 08): the server may have committed the statement before the link went, and
+ * only a read can tell.
+ */
+export const isRefusedStatement = (error: SqlError.SqlError): boolean => {
+  const cause = error.cause as { code?: unknown; severity?: unknown } | undefined
+  const code = cause?.code
+  if (typeof code !== "string" || !SQLSTATE.test(code) || code.startsWith("08")) return false
+  return cause?.severity !== "FATAL" && cause?.severity !== "PANIC"
+}
+
 /** The constraint (or unique index) a failed statement broke, where the database names one. */
 export const brokenConstraint = (error: SqlError.SqlError): string | undefined => {
   const constraint = (error.cause as { constraint?: unknown } | undefined)?.constraint

@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Context, Effect, Exit, FiberSet, Layer, Option, Schema } from "effect"
 import { boarding } from "../Boarding.ts"
 import { DbInt, DbSum } from "../Domain/DbTypes.ts"
+import { isRefusedStatement } from "../Sql.ts"
 import { listReceipts, RECEIPT_COLUMNS, type ReceiptFilter } from "./ReceiptListing.ts"
 import { type NewReceipt, ReceiptRow } from "./ReceiptRow.ts"
 
@@ -123,16 +124,19 @@ const make = Effect.gen(function*() {
   const unlockAlone = (unlock: Unlock) => Effect.map(unlockStatement([unlock]), (outcomes) => outcomes[0])
   /**
    * Unlocks that arrive while one batch is out are written together by the next (src/Boarding.ts): one statement
-   * and one commit for the lot (`desk_unlock_batch`, migration 0028). A batch that fails wrote nothing; each of its
-   * unlocks is then run alone, so one unlock's failure is its own. Each unlock's answer (or failure) comes back by
-   * the unlock.
+   * and one commit for the lot (`desk_unlock_batch`, migration 0028). A batch the database refused wrote nothing;
+   * each of its unlocks is then run alone, so one unlock's failure is its own. A batch whose answer was lost (the
+   * connection went) may have been committed: run again, each unlock would find its own new receipt and answer
+   * that it was held already and nothing was charged, to a buyer charged by this very request. Each of them fails
+   * instead, as one unlock alone would; a retry then reads what was written. Each unlock's answer (or failure) comes
+   * back by the unlock.
    */
   const unlockBatch = (unlocks: ReadonlyArray<Unlock>) =>
     unlockStatement(unlocks).pipe(
       Effect.map((outcomes) => new Map(unlocks.map((unlock, at) => [unlock, Exit.succeed(outcomes[at])] as const))),
       Effect.catchAll((error) =>
-        unlocks.length === 1
-          ? Effect.succeed(new Map([[unlocks[0]!, Exit.fail(error)] as const]))
+        unlocks.length === 1 || !isRefusedStatement(error)
+          ? Effect.succeed(new Map(unlocks.map((unlock) => [unlock, Exit.fail(error)] as const)))
           : Effect.map(
             Effect.forEach(unlocks, (unlock) => Effect.exit(unlockAlone(unlock)), { concurrency: "unbounded" }),
             (exits) => new Map(unlocks.map((unlock, at) => [unlock, exits[at]!] as const))
