@@ -4,8 +4,8 @@ import { Effect, Either, Layer, Redacted } from "effect"
 import * as Postgres from "../../adapters/storage/Postgres.ts"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { ReceiptRepo } from "../../src/Ledger/ReceiptRepo.ts"
-import type { NewReceipt } from "../../src/Ledger/ReceiptRow.ts"
 import { cuttableProxy } from "../support/CuttableProxy.ts"
+import { deskSaleOf } from "../support/DeskSale.ts"
 import { filedAs } from "../support/Filed.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { servicesOn } from "../support/Services.ts"
@@ -31,24 +31,6 @@ const proxiedPostgres = Layer.unwrapScoped(Effect.gen(function*() {
   return Postgres.layer(Redacted.make(url.toString()))
 }))
 
-const saleOf = (seq: number, payer: string, filer: string): NewReceipt => ({
-  receiptId: `rcpt_${newAgentId().slice(-24)}`,
-  handoffSeq: seq,
-  payer,
-  filerDid: filer,
-  priceMicro: 500_000,
-  filerMicro: 450_000,
-  deskMicro: 50_000,
-  kind: "sale",
-  mode: "desk",
-  network: "base",
-  payoutStatus: "ledger",
-  countsAsPurchase: true,
-  payment: null,
-  payoutAddress: null,
-  payout: null
-})
-
 // PostgreSQL's run only: PGlite runs in the desk's own process, with no connection to lose.
 const onPostgres = backends.some((_) => _.name === "postgres" && _.available)
 
@@ -61,7 +43,7 @@ describe.skipIf(!onPostgres)("unlocks written together whose answer is lost", ()
         const filer = DeskId.make(newAgentId())
         const seq = Number((yield* filedAs(filer, {})).replace("DESK-", ""))
         const [leader, first, second] = [newAgentId(), newAgentId(), newAgentId()]
-        const sales = [saleOf(seq, leader, filer), saleOf(seq, first, filer), saleOf(seq, second, filer)]
+        const sales = [deskSaleOf(seq, leader, filer), deskSaleOf(seq, first, filer), deskSaleOf(seq, second, filer)]
         // The first leaves alone; the other two board the next batch together, whose answer the link loses after
         // the server has it (and commits it).
         loseAnswerTo = Buffer.from(sales[1]!.receiptId)
@@ -83,7 +65,7 @@ describe.skipIf(!onPostgres)("unlocks written together whose answer is lost", ()
         expect(written).toEqual([first, second].sort().map((payer) => ({ payer, spent: 500_000 })))
         // Retried, each is told the truth of its retry: it holds the unlock, and this request charged nothing.
         for (const sale of sales.slice(1)) {
-          const retry = yield* receipts.deskUnlock(saleOf(seq, sale.payer, filer), 500_000, "title")
+          const retry = yield* receipts.deskUnlock(deskSaleOf(seq, sale.payer, filer), 500_000, "title")
           expect(retry.outcome).toBe("unlocked")
         }
       }).pipe(Effect.provide(ReceiptRepo.layer)))

@@ -4,6 +4,7 @@ import { Effect, Either } from "effect"
 import { DeskId } from "../../src/Domain/Ids.ts"
 import { ReceiptRepo } from "../../src/Ledger/ReceiptRepo.ts"
 import type { NewReceipt } from "../../src/Ledger/ReceiptRow.ts"
+import { deskSaleOf } from "../support/DeskSale.ts"
 import { filedAs } from "../support/Filed.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { whileHeld } from "../support/HeldLocks.ts"
@@ -14,25 +15,6 @@ const CAP = 10_000_000
 /** Two such spends go over the default cap, one does not. */
 const HALF_CAP = CAP / 2 + 1
 const seqOf = (id: string) => Number(id.replace("DESK-", ""))
-
-/** A desk-receipt sale of `seq` (priced 0.50 USD by the fixture) to `payer`, as the rules make one. */
-const saleOf = (seq: number, payer: string, filer: string): NewReceipt => ({
-  receiptId: `rcpt_${newAgentId().slice(-24)}`,
-  handoffSeq: seq,
-  payer,
-  filerDid: filer,
-  priceMicro: 500_000,
-  filerMicro: 450_000,
-  deskMicro: 50_000,
-  kind: "sale",
-  mode: "desk",
-  network: "base",
-  payoutStatus: "ledger",
-  countsAsPurchase: true,
-  payment: null,
-  payoutAddress: null,
-  payout: null
-})
 
 /** Payers in id order: the batch takes payers' rows in that order. */
 const orderedPayers = (n: number) => Array.from({ length: n }, () => newAgentId()).sort()
@@ -53,13 +35,13 @@ for (const backend of backends) {
           // together: a payer's two unlocks, either of which fits its cap but not both, a new payer's only unlock
           // over the cap, one payer's unlock sent twice, and one naming a handoff that does not exist.
           const answers = yield* Effect.all([
-            unlock(saleOf(second!, leader!, filer)),
-            unlock(saleOf(first!, spender!, filer), HALF_CAP),
-            unlock(saleOf(second!, spender!, filer), HALF_CAP),
-            unlock(saleOf(first!, refused!, filer), CAP + 1),
-            unlock(saleOf(first!, twice!, filer)),
-            unlock(saleOf(first!, twice!, filer)),
-            unlock(saleOf(999_999, stranger!, filer))
+            unlock(deskSaleOf(second!, leader!, filer)),
+            unlock(deskSaleOf(first!, spender!, filer), HALF_CAP),
+            unlock(deskSaleOf(second!, spender!, filer), HALF_CAP),
+            unlock(deskSaleOf(first!, refused!, filer), CAP + 1),
+            unlock(deskSaleOf(first!, twice!, filer)),
+            unlock(deskSaleOf(first!, twice!, filer)),
+            unlock(deskSaleOf(999_999, stranger!, filer))
           ], { concurrency: "unbounded" })
           const outcomes = answers.map(Either.match({ onLeft: (error) => error._tag, onRight: (_) => _.outcome }))
           // Where a batch fails, its unlocks run alone at once, in no order: a payer's two are sorted here.
