@@ -15,7 +15,8 @@ import { Effect } from "effect"
  * (registered where new), in id order, then the unlocks in handoff order (the handoff's count in `handoff_sales`
  * is the one row two payers' unlocks share). A payer's tally row (`buyer_tally`) is taken later, under its
  * payer's row lock, which every writer of a payer's receipt holds first. A failure fails the whole statement and
- * writes nothing; the desk then runs each unlock of the batch alone.
+ * writes nothing; when the database reported it, the desk then runs each unlock of the batch alone (not when the
+ * answer was lost: the batch may have been committed; src/Ledger/ReceiptRepo.ts).
  *
  * `desk_unlock` stays, as the batch of one, for desks not yet restarted on this version.
  */
