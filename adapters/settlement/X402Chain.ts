@@ -1,6 +1,7 @@
 import { Option, Redacted } from "effect"
 import {
   type AbiEvent,
+  type Address,
   createNonceManager,
   createPublicClient,
   createWalletClient,
@@ -19,6 +20,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { jsonRpc } from "viem/nonce"
 import type { AuthorizationLookup, VerifiedPayment } from "../../src/Settlement.ts"
 import type { X402Settings } from "./X402Config.ts"
+import { caipNetwork } from "./X402Requirements.ts"
 
 /** Providers cap the block range of eth_getLogs (2,000 to 10,000 blocks is common): logs are asked for in chunks. */
 const LOG_CHUNK_BLOCKS = 2_000n
@@ -43,6 +45,7 @@ export const makeChain = (settings: X402Settings) => {
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [settings.rpcUrl] } }
   })
+  const caip = caipNetwork(settings)
   const transport = http(settings.rpcUrl, { timeout: settings.rpcTimeoutMs, retryCount: 1 })
   // Waiting for a receipt polls; a short interval keeps a settlement's latency near the chain's block time.
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 250 })
@@ -62,7 +65,8 @@ export const makeChain = (settings: X402Settings) => {
     args: Record<string, unknown>,
     fromBlock: bigint,
     toBlock: bigint,
-    stopAtFirst = false
+    stopAtFirst = false,
+    token: Address = settings.asset.address
   ) => {
     const found: Array<Log<bigint, number, false, E, true>> = []
     for (let start = fromBlock; start <= toBlock; start += LOG_CHUNK_BLOCKS) {
@@ -70,7 +74,7 @@ export const makeChain = (settings: X402Settings) => {
       // viem types `args` per event; this helper serves several events, so the filter is checked by the callers.
       const logs = await publicClient.getLogs(
         {
-          address: settings.asset.address,
+          address: token,
           event,
           args,
           fromBlock: start,
@@ -90,10 +94,13 @@ export const makeChain = (settings: X402Settings) => {
    * The transfer an AuthorizationUsed log's own call emitted: the token's next log in the same transaction
    * (FiatToken and our TestUsdc emit AuthorizationUsed, then Transfer(from, to, value)).
    */
-  const transferAfter = async (used: { transactionHash: Hex; logIndex: number }) => {
+  const transferAfter = async (
+    used: { transactionHash: Hex; logIndex: number },
+    token: Address = settings.asset.address
+  ) => {
     const receipt = await publicClient.getTransactionReceipt({ hash: used.transactionHash })
     const next = receipt.logs.find((log) => log.logIndex === used.logIndex + 1)
-    if (receipt.status !== "success" || next === undefined || !isAddressEqual(next.address, settings.asset.address)) {
+    if (receipt.status !== "success" || next === undefined || !isAddressEqual(next.address, token)) {
       return undefined
     }
     const [decoded] = parseEventLogs({ abi: tokenAbi, eventName: "Transfer", logs: [next], strict: true })
@@ -115,11 +122,19 @@ export const makeChain = (settings: X402Settings) => {
    * counts as paying the desk. What is not seen yet is Unknown, never a refusal.
    */
   const lookup = async (payment: VerifiedPayment, fromBlock: bigint): Promise<AuthorizationLookup> => {
+    const { requirements } = payment.payment
+    if (requirements.network !== (payment.payment.x402Version === 1 ? settings.network : caip)) {
+      return { _tag: "Unknown", detail: `a payment on ${requirements.network}, not this desk's chain` }
+    }
+    // The asset and payTo the claim was made for: the desk's own may have changed since (DESK_PAY_TO), or differ on
+    // another desk of the database, and the buyer paid what it signed.
+    const token = getAddress(requirements.asset)
+    const payTo = getAddress(requirements.payTo)
     const authorizer = getAddress(payment.payerAddress)
     const nonce = payment.nonce as Hex
     const head = await publicClient.getBlock({ blockTag: "latest" })
     const used = await publicClient.readContract({
-      address: settings.asset.address,
+      address: token,
       abi: tokenAbi,
       functionName: "authorizationState",
       args: [authorizer, nonce],
@@ -135,23 +150,27 @@ export const makeChain = (settings: X402Settings) => {
     const usedEvent = getAbiItem({ abi: tokenAbi, name: "AuthorizationUsed" })
     // The buyer (or anyone holding the authorization) may have used it before the desk's claim recorded fromBlock.
     const earlier = fromBlock > LOOKBACK_BLOCKS ? fromBlock - LOOKBACK_BLOCKS : 0n
-    let [event] = await scanLogs(usedEvent, args, fromBlock, head.number, true)
-    if (event === undefined && fromBlock > 0n) [event] = await scanLogs(usedEvent, args, earlier, fromBlock - 1n, true)
+    let [event] = await scanLogs(usedEvent, args, fromBlock, head.number, true, token)
+    if (event === undefined && fromBlock > 0n) {
+      const [before] = await scanLogs(usedEvent, args, earlier, fromBlock - 1n, true, token)
+      event = before
+    }
     if (event === undefined) {
       const canceled = await scanLogs(
         getAbiItem({ abi: tokenAbi, name: "AuthorizationCanceled" }),
         args,
         earlier,
         head.number,
-        true
+        true,
+        token
       )
       return canceled.length > 0
         ? { _tag: "Spent", reason: "authorization_canceled" }
         : { _tag: "Unknown", detail: `authorization used by block ${head.number}, its event not found yet` }
     }
-    const transfer = await transferAfter(event)
+    const transfer = await transferAfter(event, token)
     const paid = transfer !== undefined && isAddressEqual(transfer.from, authorizer) &&
-      isAddressEqual(transfer.to, settings.payTo) && transfer.value === BigInt(payment.amountMicro)
+      isAddressEqual(transfer.to, payTo) && transfer.value === BigInt(payment.amountMicro)
     return paid
       ? {
         _tag: "Used",
