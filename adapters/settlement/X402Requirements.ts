@@ -21,6 +21,9 @@ import type { Offer, Refusal, VerifiedPayment } from "../../src/Settlement.ts"
 import { UNLOCK_DISCOVERY, UNLOCK_OUTPUT_SCHEMA_V1 } from "./X402Bazaar.ts"
 import type { X402Settings } from "./X402Config.ts"
 
+/** How far a buyer's clock may run ahead of the desk's: x402 clients sign validBefore = their now + maxTimeoutSeconds. */
+const CLOCK_SKEW_SECONDS = 300
+
 export const caipNetwork = (settings: X402Settings) => `eip155:${settings.chainId}`
 
 /** The one v1 requirement for an offer; built from configuration and the database, never from the request. */
@@ -207,11 +210,21 @@ export const checkPayment = (
     if (validBefore < BigInt(nowSeconds + 30)) {
       return yield* refuse("authorization_expired", "The authorization expires within 30 seconds; sign a fresh one.")
     }
+    // A claim the chain has not decided stays pending until its authorization expires: one valid for ever (a wallet
+    // short of the price, a nonce used long ago) would stay pending for ever, retried by the reconciler each round.
+    const longest = nowSeconds + settings.maxTimeoutSeconds + CLOCK_SKEW_SECONDS
+    if (validBefore > BigInt(longest)) {
+      return yield* refuse(
+        "authorization_valid_too_long",
+        `The authorization is valid until ${validBefore}, more than maxTimeoutSeconds (${settings.maxTimeoutSeconds}) ` +
+          `from now (${nowSeconds}, ${CLOCK_SKEW_SECONDS} s of clock skew allowed); sign one valid for maxTimeoutSeconds.`
+      )
+    }
     return {
       payerAddress: getAddress(authorization.from),
       nonce: authorization.nonce.toLowerCase(),
       amountMicro: offer.priceMicro,
-      validBefore: validBefore > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(validBefore),
+      validBefore: Number(validBefore),
       payment,
       paymentId
     } satisfies VerifiedPayment

@@ -132,7 +132,7 @@ const make = Effect.gen(function*() {
     Result: Seq,
     execute: (limit) =>
       sql`SELECT seq FROM settlements WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < now())
-        ORDER BY seq LIMIT ${limit}`
+        ORDER BY updated_at, seq LIMIT ${limit}`
   })
 
   return {

@@ -27,6 +27,7 @@ import payoutSignaturesOnce from "./0025_payout_signatures_once.ts"
 import unboundedSums from "./0026_unbounded_sums.ts"
 import salesKeptApart from "./0027_sales_kept_apart.ts"
 import unlocksTogether from "./0028_unlocks_together.ts"
+import fairReconciler from "./0029_fair_reconciler.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -57,7 +58,8 @@ export const migrations = {
   "0025_payout_signatures_once": payoutSignaturesOnce,
   "0026_unbounded_sums": unboundedSums,
   "0027_sales_kept_apart": salesKeptApart,
-  "0028_unlocks_together": unlocksTogether
+  "0028_unlocks_together": unlocksTogether,
+  "0029_fair_reconciler": fairReconciler
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -73,12 +73,20 @@ const script: {
   settle: SettleOutcome
   lookup: AuthorizationLookup
   settleCalls: number
+  /** Nonces the chain shows paid (each by a transfer of its own), whatever `lookup` says of the others. */
+  paidNonces: Set<string>
 } = {
   blockNumber: Either.right(100n),
   verify: Option.none(),
   settle: { _tag: "Unknown", detail: "not scripted" },
   lookup: { _tag: "Unknown", detail: "not scripted" },
-  settleCalls: 0
+  settleCalls: 0,
+  paidNonces: new Set()
+}
+
+const PAID: AuthorizationLookup = {
+  _tag: "Used",
+  transfer: { chainId: 1, txHash: `0x${"cd".repeat(32)}`, logIndex: 0 }
 }
 
 const rail = TestDouble.layerTest({
@@ -87,7 +95,12 @@ const rail = TestDouble.layerTest({
   blockNumber: Effect.suspend(() => script.blockNumber),
   verify: () => Effect.succeed(script.verify),
   settle: () => Effect.sync(() => (script.settleCalls++, script.settle)),
-  lookup: () => Effect.sync(() => script.lookup)
+  lookup: (payment) =>
+    Effect.sync((): AuthorizationLookup =>
+      script.paidNonces.has(payment.nonce)
+        ? { _tag: "Used", transfer: { chainId: 1, txHash: payment.nonce, logIndex: 0 } }
+        : script.lookup
+    )
 })
 
 const decodeFiling = Schema.decodeUnknownSync(FilingRequest)
@@ -161,7 +174,7 @@ for (const backend of backends) {
           // The spend is reserved while the claim is open: the cap cannot be spent twice meanwhile.
           expect(yield* spentUsd(buyer)).toBe(0.3)
 
-          script.lookup = { _tag: "Used", transfer: { chainId: 1, txHash: `0x${"cd".repeat(32)}`, logIndex: 0 } }
+          script.lookup = PAID
           const settleCalls = script.settleCalls
           const retried = yield* ledger.unlock(buyer, id, buyer, Option.some("lost-answer"))
           expect(retried.response.alreadyUnlocked).toBe(false)
@@ -192,6 +205,33 @@ for (const backend of backends) {
           expect(Either.isLeft(result) && result.left._tag).toBe("PaymentInvalid")
           expect(yield* rows).toEqual({ ...before, claims: before.claims + 1 })
           expect(yield* spentUsd(buyer)).toBe(0)
+        }))
+
+      it.effect("claims the chain never decides do not keep the reconciler from a charged buyer's claim behind them", () =>
+        Effect.gen(function*() {
+          const ledger = yield* Ledger
+          const sql = yield* SqlClient.SqlClient
+          const { buyer, id } = yield* setUp
+          // More undecided claims than one round takes (20): each attempt is Unknown, the chain shows them unused.
+          script.settle = { _tag: "Unknown", detail: "invalid_exact_evm_insufficient_balance" }
+          script.lookup = { _tag: "Unused", expired: false }
+          for (let i = 0; i < 25; i++) {
+            const stuck = DeskId.make(newAgentId())
+            const answer = yield* Effect.either(ledger.unlock(stuck, id, stuck, Option.some(`undecided-${i}`)))
+            expect(Either.isLeft(answer) && answer.left._tag).toBe("SettlementPending")
+          }
+          // The last claim: its buyer was charged on-chain, the answer was lost.
+          const charged = yield* Effect.either(ledger.unlock(buyer, id, buyer, Option.some("charged-late")))
+          expect(Either.isLeft(charged) && charged.left._tag).toBe("SettlementPending")
+          script.paidNonces.add(paymentOf("charged-late").nonce)
+          // Two rounds of 20 reach all 26 claims, each taken once before any is taken again.
+          yield* ledger.reconcile
+          yield* ledger.reconcile
+          const [claim] = yield* sql<{ status: string }>`SELECT status FROM settlements
+            WHERE nonce = ${paymentOf("charged-late").nonce}`
+          expect(claim!.status).toBe("settled")
+          const unlocked = yield* ledger.unlock(buyer, id, buyer, Option.none())
+          expect(unlocked.response.alreadyUnlocked).toBe(true)
         }))
     })
   })

@@ -133,6 +133,19 @@ for (const backend of backends) {
               "authorization_expired"
             ],
             [
+              // Never expiring, a claim the chain does not decide (a wallet short of the price) would stay pending.
+              "valid far longer than the challenge's maxTimeoutSeconds",
+              Effect.promise(() => forge.v1(PRICE, { authorization: { validBefore: 2n ** 255n } })),
+              id,
+              "authorization_valid_too_long"
+            ],
+            [
+              "valid 11 minutes, past maxTimeoutSeconds (5) and the clock skew allowed (5)",
+              Effect.promise(() => forge.v2(PRICE, { authorization: { validBefore: BigInt(nowSeconds() + 660) } })),
+              id,
+              "authorization_valid_too_long"
+            ],
+            [
               "not yet valid",
               Effect.promise(() => forge.v1(PRICE, { authorization: { validAfter: BigInt(nowSeconds() + 3600) } })),
               id,
