@@ -24,7 +24,7 @@ import {
   SpendCapExceeded,
   Unavailable
 } from "../Domain/Errors.ts"
-import { describeIssues, issuesOf } from "../Domain/Issues.ts"
+import { issuesOf, summarize } from "../Domain/Issues.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
@@ -85,11 +85,12 @@ const invalidInput = (
   tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">,
   error: ParseResult.ParseError
 ) => {
-  const issues = issuesOf(
+  // The first 20, as over REST: a request of a few kilobytes can hold thousands of wrong items.
+  const { issues, text } = summarize(issuesOf(
     ParseResult.ArrayFormatter.formatErrorSync(error),
     `see the input schema of ${tool.name} in tools/list`
-  )
-  const message = `Invalid arguments for ${tool.name}: ${describeIssues(issues)}`
+  ))
+  const message = `Invalid arguments for ${tool.name}: ${text}`
   switch (tool.invalid) {
     case "query":
       return new InvalidQuery({ message, issues })

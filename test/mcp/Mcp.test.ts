@@ -212,6 +212,18 @@ for (const backend of backends) {
             "id"
           ])
 
+          // A few kilobytes of wrong items get the first 20 issues back, as over REST, not one each.
+          const many = yield* call(client, "file_handoff", {
+            ...filing(filer),
+            agentId: filer,
+            tags: Array.from({ length: 1000 }, () => ""),
+            contains: Array.from({ length: 1000 }, () => 7)
+          })
+          expect(many.value).toMatchObject({ ok: false, error: "invalid_handoff" })
+          expect(many.value.issues).toHaveLength(20)
+          expect(many.value.message).toMatch(/; and \d+ more$/)
+          expect(JSON.stringify(many.value).length).toBeLessThan(8_000)
+
           const query = yield* call(client, "search_handoffs", { limit: 0, sort: "cheapest" })
           expect(query.value.error).toBe("invalid_query")
           expect(new Set(query.value.issues.map((_: { path: string }) => _.path))).toEqual(new Set(["limit", "sort"]))
