@@ -113,6 +113,16 @@ const make = Effect.gen(function*() {
         })
       )
     }
+    // Without a chain no wallet paid for anything here, so none could sign in: the id would never read again.
+    if (request.requireSignIn === true && !rail.x402Ready) {
+      return yield* Effect.fail(
+        new InvalidRequest({
+          message: "requireSignIn needs a desk that takes on-chain payments: this one has no wallet to sign in " +
+            "with (Sign-In-With-X), so the id could never read a body again.",
+          issues: [{ path: "requireSignIn", message: "this desk has no Sign-In-With-X (no chain configured)" }]
+        })
+      )
+    }
     yield* sql.withTransaction(Effect.gen(function*() {
       const agent = yield* repo.lock(request.id)
       const payoutAddress = request.payoutAddress ?? agent.payout_address

@@ -24,7 +24,7 @@ export const AgentRegistration = Schema.Struct({
     Schema.Literal(true).annotations({
       description: "true: the bodies this id bought are read only with a Sign-In-With-X proof by the wallet that " +
         "paid (SIGN-IN-WITH-X on GET /api/handoffs/:id/body), never by X-AGENT-ID alone. One way: it cannot be " +
-        "turned off, since anyone who knows the id could turn it off"
+        "turned off, since anyone who knows the id could turn it off. Refused (422) by a desk without a chain"
     })
   ),
   payoutSignature: Schema.optional(

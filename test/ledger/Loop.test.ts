@@ -319,6 +319,22 @@ for (const backend of backends) {
           expect(own.json).toMatchObject({ ok: true, id: unknown, spendCapUsd: 1 })
         }))
 
+      it.effect("requireSignIn is refused on a desk without a chain: no wallet could sign in, the id would never read again", () =>
+        Effect.gen(function*() {
+          const buyer = newAgentId()
+          const refused = yield* send("/api/agents", { json: { id: buyer, requireSignIn: true }, agent: buyer })
+          expect(refused.status).toBe(422)
+          expect(refused.json).toMatchObject({ error: "invalid_request", issues: [{ path: "requireSignIn" }] })
+          expect((yield* send(`/api/agents/${buyer}`)).status).toBe(404)
+          // Nothing else of the request is written either.
+          const both = yield* send("/api/agents", {
+            json: { id: buyer, spendCapUsd: 3, requireSignIn: true },
+            agent: buyer
+          })
+          expect(both.status).toBe(422)
+          expect((yield* send(`/api/agents/${buyer}`)).status).toBe(404)
+        }))
+
       it.effect("a payout address must be able to receive: not the zero address nor the token contract", () =>
         Effect.gen(function*() {
           const filer = newAgentId()

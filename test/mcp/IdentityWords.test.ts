@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
@@ -87,10 +88,15 @@ for (const backend of backends) {
             fetch(`${desk.url}/api/agents`, {
               method: "POST",
               headers: { "content-type": "application/json", accept: "application/json", "x-agent-id": signer },
-              body: JSON.stringify({ id: signer, requireSignIn: true })
+              body: JSON.stringify({ id: signer, spendCapUsd: 10 })
             }).then(readJson)
           )
-          expect(set).toMatchObject({ id: signer, requireSignIn: true })
+          expect(set).toMatchObject({ id: signer, requireSignIn: false })
+          // This desk has no chain, so it refuses requireSignIn (no wallet could sign in); the flag is written as a
+          // desk with one records it, for the words of the refusal.
+          yield* Effect.orDie(
+            (yield* SqlClient.SqlClient)`UPDATE agents SET require_sign_in = true WHERE id = ${signer}`
+          )
           const refused = yield* failure(client, "fetch_body", { id, agentId: signer })
           expect(refused).toMatchObject({ error: "siwx_refused", reason: "siwx_required" })
           expect(refused.message).toContain(
