@@ -12,8 +12,13 @@ const tooLarge = errorResponse(PayloadTooLarge, overLimit)
 // Answered before the rest of the body is read: the connection cannot carry another request after it.
 const tooLargeClosing = errorResponse(PayloadTooLarge, overLimit, { connection: "close" })
 
-/** Far above any request the desk accepts, far below what makes decoding and its error report costly. */
-export const JSON_LIMITS = { depth: 32, members: 200, items: 1_000 } as const
+/**
+ * Far above any request the desk accepts (its longest list, a filing's provenance.tools, holds 50), far below
+ * what makes decoding and its error report costly: every item of a list is decoded, and each wrong one formatted,
+ * before the list's length is judged. A filing with four lists of 1,000 wrong items took 68 ms to refuse (4,004
+ * issues formatted twice by the platform, then cut to 20), against 4 ms for one wrong field; at 100 items, 8 ms.
+ */
+export const JSON_LIMITS = { depth: 32, members: 200, items: 100 } as const
 
 const invalidJson = (message: string) => errorResponse(InvalidJson, new InvalidJson({ message }))
 

@@ -22,6 +22,8 @@ interface Hostile {
   readonly body?: unknown
   readonly status: number
   readonly error: string
+  /** The answer's issues, where the row names them. */
+  readonly issues?: ReadonlyArray<{ readonly path: string; readonly message: string }>
 }
 
 /** The id with its first hex digit swapped for one that looks the same: Cyrillic а, or a fullwidth digit. */
@@ -110,6 +112,16 @@ const filingRows = (t: Target): ReadonlyArray<Hostile> => [
     // Over the field's documented maximum, as 21 tags are: the filing's 422, named before decoding it.
     status: 422,
     error: "invalid_handoff"
+  },
+  {
+    name: "filing with 101 tags, each wrong",
+    path: "/api/handoffs",
+    headers: { "x-agent-id": t.filer },
+    body: filing(t.filer, { tags: Array.from({ length: 101 }, () => 7) }),
+    // Named before the items are decoded (each wrong one would be an issue formatted): the list's length alone.
+    status: 422,
+    error: "invalid_handoff",
+    issues: [{ path: "tags", message: "has more than 100 items, far over its maximum" }]
   },
   {
     name: "a top-level array of 5,000 items",
@@ -469,13 +481,21 @@ for (const backend of backends) {
                   status: reply.right.status,
                   json: /^application\/json/.test(String(reply.right.headers["content-type"])),
                   ok: reply.right.json?.ok,
-                  error: reply.right.json?.error
+                  error: reply.right.json?.error,
+                  issues: row.issues === undefined ? undefined : reply.right.json?.issues
                 }
             )
           }
           // One assertion over the whole table, so a failure lists every row that answered differently.
           expect(answers).toEqual(
-            rows.map((row) => ({ name: row.name, status: row.status, json: true, ok: false, error: row.error }))
+            rows.map((row) => ({
+              name: row.name,
+              status: row.status,
+              json: true,
+              ok: false,
+              error: row.error,
+              issues: row.issues
+            }))
           )
 
           for (const path of searchesForSql) {
