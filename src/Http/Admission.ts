@@ -18,6 +18,13 @@ export interface AdmissionOptions {
    * its next ones wait here, in its line, rather than inside the app on a turn another client could use.
    */
   readonly perClient?: number
+  /**
+   * How many of one client's reads may wait here; one more is handed to `refuseFull` at once (it is not charged:
+   * it never reached the rate limit). A line is one request per connection (src/Http/NodeServer.ts
+   * `inConnectionOrder`), so without a bound a client's many connections would each hold a request in memory.
+   */
+  readonly line?: number
+  readonly refuseFull?: (response: ServerResponse) => void
 }
 
 /**
@@ -136,6 +143,7 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
     // A free turn, nobody waiting and the client below its cap: in at once.
     if (inside < options.active && waiting.size === 0 && below(client)) return enter(request, response, client)
     const line = waiting.get(client) ?? new Line()
+    if (line.length >= (options.line ?? Infinity)) return options.refuseFull?.(response)
     if (line.length === 0) waiting.set(client, line)
     line.push([request, response])
     next()

@@ -1,13 +1,15 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Effect, Layer, Predicate, Runtime } from "effect"
+import { Config, Effect, Layer, Predicate, Runtime, Schema } from "effect"
 import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
+import { RateLimited } from "../Domain/Errors.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
-import { concurrencyConfig } from "./ClientConcurrency.ts"
+import { concurrencyConfig, LINE } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { JsonParts } from "./JsonParts.ts"
+import { busyError } from "./RateLimit.ts"
 
 export interface Timeouts {
   /** Time allowed to receive a whole request, headers and body; and for the client to take a finished response. */
@@ -90,6 +92,17 @@ const refuse = (response: ServerResponse, code: string, timeouts: Timeouts) => {
   response.writeHead(Number(status.slice(0, 3)), {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(json)
+  })
+  response.end(json)
+}
+
+/** A client's line of waiting reads is full: 429 `rate_limited`, as the edge answers a client past its line. */
+export const refuseBusy = (response: ServerResponse, cap: number, line: number) => {
+  const json = JSON.stringify(Schema.encodeSync(RateLimited)(busyError(cap, line)))
+  response.writeHead(429, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(json),
+    "retry-after": "1"
   })
   response.end(json)
 }
@@ -264,10 +277,16 @@ export const layerConfig = Layer.unwrapEffect(
     const trusted = yield* TrustedProxies
     const runtime = yield* Effect.runtime<never>()
     const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
+    const perClient = yield* concurrencyConfig
     const admission: AdmissionOptions = {
       active,
       clientOf: (request) => requestClientKey(request, trusted),
-      perClient: yield* concurrencyConfig
+      perClient,
+      line: LINE,
+      refuseFull: (response) => {
+        log("LINE_FULL")
+        refuseBusy(response, perClient, LINE)
+      }
     }
     return NodeHttpServer.layer(() => makeServer(timeouts, log, admission), {
       port: config.port,

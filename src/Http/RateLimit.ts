@@ -21,13 +21,13 @@ export const refusal = (policy: RatePolicy, decision: RateDecision) =>
     { ...rateLimitHeaders(policy, decision), "retry-after": String(decision.retryAfterSeconds) }
   )
 
+/** The refusal of a client with `cap` requests in progress and a full line of `line` behind them. */
+export const busyError = (cap: number, line: number) =>
+  new RateLimited({
+    message: `This address has ${cap} requests in progress, the most one client may have at once, and ` +
+      `${line} more waiting; wait for them to finish, then retry in 1 second.`
+  })
+
 /** A client with `cap` requests in progress and a full line behind them: it waits for them, not the rate window. */
 export const busy = (cap: number, line: number) =>
-  errorResponse(
-    RateLimited,
-    new RateLimited({
-      message: `This address has ${cap} requests in progress, the most one client may have at once, and ` +
-        `${line} more waiting; wait for them to finish, then retry in 1 second.`
-    }),
-    { "retry-after": "1" }
-  )
+  errorResponse(RateLimited, busyError(cap, line), { "retry-after": "1" })

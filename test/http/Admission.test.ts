@@ -4,7 +4,7 @@ import { EventEmitter } from "node:events"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { type AddressInfo, connect, type Socket } from "node:net"
 import { activeRequestsConfig, admitted, ENDED } from "../../src/Http/Admission.ts"
-import { makeServer } from "../../src/Http/NodeServer.ts"
+import { makeServer, refuseBusy } from "../../src/Http/NodeServer.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -12,11 +12,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * A desk server whose app holds every GET under `/read/`, `/a/`, `/b/` or `/api/handoffs/` it is handed until the test lets it
  * go (`release`) and answers any other at once; it counts how many it holds at a time and the order they came in.
  */
-const heldServer = async (active: number, perClient?: number) => {
+const heldServer = async (active: number, perClient?: number, line?: number) => {
   const server: Server = makeServer({ requestSeconds: 5 }, () => {}, {
     active,
     clientOf: (request) => String(request.headers["x-client"] ?? "anyone"),
-    ...(perClient === undefined ? {} : { perClient })
+    ...(perClient === undefined ? {} : { perClient }),
+    ...(line === undefined ? {} : { line, refuseFull: (response) => refuseBusy(response, perClient ?? 1, line) })
   })
   const seen: Array<string> = []
   const held: Array<ServerResponse> = []
@@ -63,9 +64,10 @@ const heldServer = async (active: number, perClient?: number) => {
 const withDesk = async (
   active: number,
   test: (desk: Awaited<ReturnType<typeof heldServer>>) => Promise<void>,
-  perClient?: number
+  perClient?: number,
+  line?: number
 ) => {
-  const desk = await heldServer(active, perClient)
+  const desk = await heldServer(active, perClient, line)
   try {
     await test(desk)
   } finally {
@@ -163,6 +165,31 @@ describe("admission of reads into the app", () => {
       expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200])
       expect(desk.seen).toEqual(["/a/1", "/a/2", "/b/1", "/a/3", "/a/4", "/a/5"])
     }, 2))
+
+  it("refuses a client's read past its full line at once (429 rate_limited), leaving the others' turns alone", () =>
+    withDesk(
+      1,
+      async (desk) => {
+        const answers = [1, 2, 3].map((n) => desk.get(`/a/${n}`, "a"))
+        await until(() => desk.heldCount() === 1)
+        await sleep(100)
+        // a/1 inside, a/2 and a/3 in a's line of 2: a/4 finds it full.
+        const refused = await desk.get("/a/4", "a")
+        expect(refused.status).toBe(429)
+        expect(refused.headers.get("retry-after")).toBe("1")
+        expect(await refused.json()).toMatchObject({ ok: false, error: "rate_limited" })
+        answers.push(desk.get("/b/1", "b"))
+        await sleep(100)
+        for (let answered = 0; answered < 4; answered++) {
+          await until(() => desk.heldCount() === 1)
+          desk.release()
+        }
+        expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200])
+        expect(desk.seen).toEqual(["/a/1", "/a/2", "/b/1", "/a/3"])
+      },
+      1,
+      2
+    ))
 
   it("ends a turn when the app ends its answer, not when a client that never reads has read it", () =>
     withDesk(1, async (desk) => {
