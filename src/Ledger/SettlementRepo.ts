@@ -4,6 +4,11 @@ import { DbInt } from "../Domain/DbTypes.ts"
 import { VerifiablePayment } from "../Domain/X402.ts"
 import type { TransferRef } from "../Settlement.ts"
 
+/** How long after its authorization's expiry a claim still undecided counts as one the chain may never decide. */
+const UNDECIDED_AFTER_SECONDS = 600
+/** How often such a claim is tried again. */
+const UNDECIDED_RETRY_SECONDS = 3600
+
 export const SettlementRow = Schema.Struct({
   seq: DbInt,
   payer: Schema.String,
@@ -127,11 +132,19 @@ const make = Effect.gen(function*() {
   const releaseSpend = (payer: string, amount: number) =>
     sql`UPDATE agents SET spent_micro = spent_micro - ${amount}, updated_at = now() WHERE id = ${payer}`
 
+  /**
+   * Claims nobody is settling, those tried least recently first. One the chain still has not decided 10 minutes
+   * after its authorization expired (its nonce used, the use not found: a nonce spent long before the claim, or
+   * an RPC whose logs lag far behind) is tried once an hour, not every round: a wallet could make many such
+   * claims for nothing, each a handful of RPC calls a round that claims able to settle would wait behind.
+   */
   const stale = SqlSchema.findAll({
     Request: Schema.Number,
     Result: Seq,
     execute: (limit) =>
       sql`SELECT seq FROM settlements WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < now())
+          AND (valid_before > extract(epoch FROM now()) - ${UNDECIDED_AFTER_SECONDS}
+            OR updated_at < now() - ${UNDECIDED_RETRY_SECONDS} * interval '1 second')
         ORDER BY updated_at, seq LIMIT ${limit}`
   })
 

@@ -73,6 +73,8 @@ const script: {
   settle: SettleOutcome
   lookup: AuthorizationLookup
   settleCalls: number
+  /** The nonce of every lookup, in order. */
+  lookups: Array<string>
   /** Nonces the chain shows paid (each by a transfer of its own), whatever `lookup` says of the others. */
   paidNonces: Set<string>
 } = {
@@ -81,6 +83,7 @@ const script: {
   settle: { _tag: "Unknown", detail: "not scripted" },
   lookup: { _tag: "Unknown", detail: "not scripted" },
   settleCalls: 0,
+  lookups: [],
   paidNonces: new Set()
 }
 
@@ -97,7 +100,7 @@ const rail = TestDouble.layerTest({
   settle: () => Effect.sync(() => (script.settleCalls++, script.settle)),
   lookup: (payment) =>
     Effect.sync((): AuthorizationLookup =>
-      script.paidNonces.has(payment.nonce)
+      script.lookups.push(payment.nonce) && script.paidNonces.has(payment.nonce)
         ? { _tag: "Used", transfer: { chainId: 1, txHash: payment.nonce, logIndex: 0 } }
         : script.lookup
     )
@@ -232,6 +235,35 @@ for (const backend of backends) {
           expect(claim!.status).toBe("settled")
           const unlocked = yield* ledger.unlock(buyer, id, buyer, Option.none())
           expect(unlocked.response.alreadyUnlocked).toBe(true)
+        }))
+
+      it.effect("a claim still undecided 10 minutes past its authorization's expiry is tried once an hour", () =>
+        Effect.gen(function*() {
+          const ledger = yield* Ledger
+          const sql = yield* SqlClient.SqlClient
+          const { buyer, id } = yield* setUp
+          script.settle = { _tag: "Unknown", detail: "not seen yet" }
+          // Its nonce used on-chain, the use never found (a nonce spent long before the claim).
+          script.lookup = { _tag: "Unknown", detail: "authorization used by block 90, its event not found yet" }
+          const nonce = paymentOf("spent-long-ago").nonce
+          const answer = yield* Effect.either(ledger.unlock(buyer, id, buyer, Option.some("spent-long-ago")))
+          expect(Either.isLeft(answer) && answer.left._tag).toBe("SettlementPending")
+          const tried = (ago: string) =>
+            sql`UPDATE settlements SET valid_before = extract(epoch FROM now())::bigint - 601,
+              updated_at = now() - ${ago}::interval WHERE nonce = ${nonce}`
+          const lookupsOf = () => script.lookups.filter((_) => _ === nonce).length
+
+          yield* tried("59 minutes")
+          yield* ledger.reconcile
+          expect(lookupsOf()).toBe(0)
+          yield* tried("61 minutes")
+          yield* ledger.reconcile
+          expect(lookupsOf()).toBe(1)
+          // Tried just now: not again before an hour.
+          yield* ledger.reconcile
+          expect(lookupsOf()).toBe(1)
+          const [claim] = yield* sql<{ status: string }>`SELECT status FROM settlements WHERE nonce = ${nonce}`
+          expect(claim!.status).toBe("pending")
         }))
     })
   })
