@@ -19,12 +19,11 @@ export interface AdmissionOptions {
    */
   readonly perClient?: number
   /**
-   * How many of one client's reads may wait here; one more is handed to `refuseFull` at once (it is not charged:
-   * it never reached the rate limit). A line is one request per connection (src/Http/NodeServer.ts
+   * How many of one client's reads may wait here; one more is answered by `refuse` at once (it is not charged: it
+   * never reached the rate limit). A line is one request per connection (src/Http/NodeServer.ts
    * `inConnectionOrder`), so without a bound a client's many connections would each hold a request in memory.
    */
-  readonly line?: number
-  readonly refuseFull?: (response: ServerResponse) => void
+  readonly line?: { readonly size: number; readonly refuse: (response: ServerResponse) => void }
 }
 
 /**
@@ -143,7 +142,7 @@ export const admitted = (listener: RequestListener, options: AdmissionOptions): 
     // A free turn, nobody waiting and the client below its cap: in at once.
     if (inside < options.active && waiting.size === 0 && below(client)) return enter(request, response, client)
     const line = waiting.get(client) ?? new Line()
-    if (line.length >= (options.line ?? Infinity)) return options.refuseFull?.(response)
+    if (options.line !== undefined && line.length >= options.line.size) return options.line.refuse(response)
     if (line.length === 0) waiting.set(client, line)
     line.push([request, response])
     next()

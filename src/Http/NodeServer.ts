@@ -282,10 +282,12 @@ export const layerConfig = Layer.unwrapEffect(
       active,
       clientOf: (request) => requestClientKey(request, trusted),
       perClient,
-      line: LINE,
-      refuseFull: (response) => {
-        log("LINE_FULL")
-        refuseBusy(response, perClient, LINE)
+      line: {
+        size: LINE,
+        refuse: (response) => {
+          log("LINE_FULL")
+          refuseBusy(response, perClient, LINE)
+        }
       }
     }
     return NodeHttpServer.layer(() => makeServer(timeouts, log, admission), {

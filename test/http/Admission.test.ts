@@ -17,7 +17,9 @@ const heldServer = async (active: number, perClient?: number, line?: number) => 
     active,
     clientOf: (request) => String(request.headers["x-client"] ?? "anyone"),
     ...(perClient === undefined ? {} : { perClient }),
-    ...(line === undefined ? {} : { line, refuseFull: (response) => refuseBusy(response, perClient ?? 1, line) })
+    ...(line === undefined
+      ? {}
+      : { line: { size: line, refuse: (response) => refuseBusy(response, perClient ?? 1, line) } })
   })
   const seen: Array<string> = []
   const held: Array<ServerResponse> = []
