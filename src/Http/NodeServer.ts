@@ -65,6 +65,15 @@ const refusal = (code: string | undefined, timeouts: Timeouts) => {
           } seconds, all of it within ${timeouts.requestSeconds}); send it again in one go.`
         }
       }
+    case "NOT_SERVING":
+      return {
+        status: "503 Service Unavailable",
+        body: {
+          ok: false,
+          error: "unavailable",
+          message: "The desk is stopping (or could not start) before serving this request; retry in a few seconds."
+        }
+      }
     case "HPE_HEADER_OVERFLOW":
       return {
         status: "431 Request Header Fields Too Large",
@@ -180,7 +189,7 @@ export const makeServer = (
   holdUntilServed(server, admission, (response) => {
     onRefused("MISSING_HOST")
     refuse(response, "MISSING_HOST", timeouts)
-  })
+  }, (response) => refuse(response, "NOT_SERVING", timeouts))
   return server
 }
 
@@ -210,12 +219,26 @@ const hostless = (request: IncomingMessage) =>
 export const holdUntilServed = (
   server: Server,
   admission: AdmissionOptions | undefined,
-  refuseHostless: (response: ServerResponse) => void
+  refuseHostless: (response: ServerResponse) => void,
+  refuseUnserved: (response: ServerResponse) => void = () => {}
 ): void => {
   const held: Array<[IncomingMessage, ServerResponse]> = []
+  let closing = false
   const hold: RequestListener = (request, response) => {
+    if (closing) return refuseUnserved(response)
     held.push([request, response])
   }
+  // A desk that cannot start (its store fails) closes the server without ever serving: `close` waits for every
+  // connection, and a held request's never ended, so the process hung silently for good, even to SIGTERM, and
+  // never said why it could not start. Closing answers what is held, and what comes on its connections after.
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    if (server.listeners("request").includes(hold)) {
+      closing = true
+      for (const [, response] of held.splice(0)) refuseUnserved(response)
+    }
+    return close(callback)
+  }) as typeof server.close
   const onListener = (event: string | symbol, listener: RequestListener) => {
     if (event !== "request" || listener === hold) return
     server.off("newListener", onListener)

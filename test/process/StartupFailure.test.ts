@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
+import { createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type FailedStart, startExpectingExit } from "../support/Process.ts"
@@ -73,6 +73,28 @@ describe("a desk that cannot start says why in one line and exits 1", () => {
       expect(result.ms).toBeLessThan(60_000)
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("a store that fails while requests wait for it: they are answered 503 and the desk still exits", async () => {
+    // Accepts and says nothing: the store's first connection waits until its timeout, while the port listens.
+    const sockets = new Set<Socket>()
+    const silent = createServer((socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
+    try {
+      const port = (silent.address() as { port: number }).port
+      const result = await startExpectingExit(
+        { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/desk` },
+        { poll: "/api/health" }
+      )
+      // Before: the held request was never answered, so the server's close never ended and the desk hung,
+      // silent, until killed (code null at 60 s).
+      expectOneLine(result, /DATABASE_URL/)
+      expect(result.polled).toContain(503)
+      expect(result.polled.filter((status) => status !== 503 && status !== 0)).toEqual([])
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
     }
   }, 120_000)
 

@@ -157,13 +157,15 @@ export interface FailedStart {
   readonly code: number | null
   readonly stderr: string
   readonly ms: number
+  /** With `poll`: the status of each answered GET (0: no answer, the connection refused or cut). */
+  readonly polled: ReadonlyArray<number>
 }
 
 /**
  * Starts the desk from the sources with only `env` (plus PATH, HOME and HOST; DESK_DATA_DIR a fresh directory
  * unless given) and waits for it to exit: for starts that must fail. Killed after 60 seconds (code null).
  */
-export const startExpectingExit = async (env: Record<string, string>) => {
+export const startExpectingExit = async (env: Record<string, string>, options: { readonly poll?: string } = {}) => {
   // A port of its own: desks started side by side (the layer that listens is built before the store) never collide.
   const port = await Effect.runPromise(freePort)
   return new Promise<FailedStart>((resolve) => {
@@ -184,10 +186,23 @@ export const startExpectingExit = async (env: Record<string, string>) => {
     let stderr = ""
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
     const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    // Requests sent while the desk starts, one at a time, each left waiting as long as the desk leaves it.
+    const polled: Array<number> = []
+    let exited = false
+    const poll = async (path: string) => {
+      while (!exited) {
+        polled.push(
+          await fetch(`http://127.0.0.1:${port}${path}`).then((response) => response.status, () => 0)
+        )
+        await new Promise((next) => setTimeout(next, 100))
+      }
+    }
+    if (options.poll !== undefined) void poll(options.poll)
     child.on("exit", (code) => {
+      exited = true
       clearTimeout(timer)
       rmSync(dataDir, { recursive: true, force: true })
-      resolve({ code, stderr, ms: Date.now() - started })
+      resolve({ code, stderr, ms: Date.now() - started, polled })
     })
   })
 }
