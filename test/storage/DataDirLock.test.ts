@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -29,31 +29,36 @@ describe.skipIf(process.platform !== "linux")("the data directory lock", () => {
       expect(() => readFileSync(join(dir, "desk.lock"))).toThrow()
     }))
 
-  it.live("goes to exactly one of two desks starting at the same moment", () =>
+  it.scopedLive("goes to exactly one of two desks starting at the same moment", () =>
     Effect.gen(function*() {
       // Created empty and written after, the lock read as stale to a desk starting in between: both desks held the
-      // directory in 5-13 of 1,000 such starts. 300 here: without the fix, 98 % of runs see it at least once.
-      const trials = 300
+      // directory in 3-32 of these 1,000 starts, 5 ms apart (three runs without the fix, each failing).
+      const trials = 1_000
       const base = freshDir()
-      const at = Date.now() + 3_000
+      const at = Date.now() + 6_000
+      const racers: Array<ChildProcess> = []
+      yield* Effect.addFinalizer(() => Effect.sync(() => racers.forEach((racer) => racer.kill("SIGKILL"))))
       const race = () =>
         Effect.promise(() =>
           new Promise<Array<number>>((resolve, reject) => {
             const racer = spawn(
               join("node_modules", ".bin", "tsx"),
-              [join("test", "storage", "LockRacer.ts"), base, String(at), String(trials), "10"],
-              { stdio: ["ignore", "pipe", "inherit"] }
+              [join("test", "storage", "LockRacer.ts"), base, String(at), String(trials), "5"],
+              { stdio: ["pipe", "pipe", "inherit"] }
             )
+            racers.push(racer)
             let out = ""
-            racer.stdout.on("data", (chunk) => (out += chunk))
+            racer.stdout.on("data", (chunk) => {
+              out += chunk
+              if (out.endsWith("\n")) resolve(JSON.parse(out))
+            })
             racer.on("error", reject)
-            racer.on(
-              "exit",
-              (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer exited ${code}`)))
-            )
+            racer.on("exit", (code) => reject(new Error(`racer exited ${code} before answering`)))
           })
         )
+      // Both answer while holding every lock they won; only then are they let go.
       const [a, b] = yield* Effect.all([race(), race()], { concurrency: 2 })
+      racers.forEach((racer) => racer.stdin!.end())
       const both = a!.filter((k) => b!.includes(k))
       expect(both).toEqual([])
       expect(a!.length + b!.length).toBe(trials)

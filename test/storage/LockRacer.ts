@@ -1,5 +1,6 @@
 // A desk's start reduced to its data-directory lock, for test/storage/DataDirLock.test.ts: from the moment given
-// (epoch ms), every `spacing` ms, takes the lock of `<base>/<k>` and keeps it; prints the k it won, as JSON.
+// (epoch ms), every `spacing` ms, takes the lock of `<base>/<k>` and keeps it; prints the k it won, as JSON, then
+// holds them until its stdin ends.
 import { Effect, Exit, Scope } from "effect"
 import { holdDataDir } from "../../adapters/storage/DataDirLock.ts"
 
@@ -13,4 +14,8 @@ for (let k = 0; k < Number(trials); k++) {
   }
   if (Exit.isSuccess(Effect.runSyncExit(Scope.extend(holdDataDir(`${base}/${k}`), scope)))) won.push(k)
 }
-process.stdout.write(JSON.stringify(won))
+// The locks stay held until the test has both racers' answers: one that ended would leave its locks to be taken
+// over, rightly, by a racer running late.
+process.stdout.write(`${JSON.stringify(won)}\n`)
+process.stdin.on("end", () => process.exit(0))
+process.stdin.resume()
