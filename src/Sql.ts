@@ -21,7 +21,20 @@ const ensureMigrationsTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     )
   ))
 
-const runMigrations = Effect.zipRight(ensureMigrationsTable, Migrator.make({})({ loader, table: MIGRATIONS_TABLE }))
+/**
+ * In one transaction with no statement timeout (the desk's read deadline follows it: adapters/storage/
+ * ReadDeadline.ts): a desk started beside one that is migrating waits on the Migrator's
+ * `LOCK TABLE desk_migrations` for as long as those migrations take. Under the 5 s timeout it failed to start
+ * whenever they took longer (0019 takes about 20 s at 1,000,000 handoffs), and with DESK_WORKERS its failure
+ * stopped the worker that was migrating, whose work rolled back: no start ever completed the upgrade.
+ */
+const runMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.withTransaction(
+    sql`SET LOCAL statement_timeout = 0`.pipe(
+      Effect.zipRight(ensureMigrationsTable),
+      Effect.zipRight(Migrator.make({})({ loader, table: MIGRATIONS_TABLE }))
+    )
+  ))
 
 /** A SqlClient whose schema is current: the desk cannot start on an old schema. */
 export const migrated = <E, R>(storage: Layer.Layer<SqlClient.SqlClient, E, R>) =>

@@ -9,6 +9,7 @@ import { Effect } from "effect"
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // The index by seq stays: dropping it takes an exclusive lock on settlements, which would wait behind any reader
+  // (a pg_dump holds one for the whole dump) and hold every desk's settlement statements behind it meanwhile.
   yield* sql`CREATE INDEX settlements_pending_by_turn ON settlements (updated_at, seq) WHERE status = 'pending'`
-  yield* sql`DROP INDEX settlements_pending`
 })

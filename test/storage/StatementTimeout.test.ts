@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import * as Postgres from "../../adapters/storage/Postgres.ts"
+import { migrated } from "../../src/Sql.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { DATABASE_URL, freshDatabaseUrl } from "../support/Storage.ts"
 
@@ -71,6 +72,28 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
           yield* Deferred.succeed(release, undefined)
           yield* Fiber.join(holder)
           expect((yield* get("/api/discover?sort=price")).status).toBe(200)
+        }))
+
+      it.scoped("a desk starting while another migrates waits for it past the limit, then starts", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const release = yield* Deferred.make<void>()
+          const held = yield* Deferred.make<void>()
+          // Another desk's migrations, as long as 4 statement limits (the lock is the Migrator's own).
+          const migrating = yield* Effect.fork(sql.withTransaction(
+            sql`LOCK TABLE desk_migrations IN ACCESS EXCLUSIVE MODE`.pipe(
+              Effect.zipRight(Deferred.succeed(held, undefined)),
+              Effect.zipRight(Effect.sleep("1200 millis")),
+              Effect.zipRight(Deferred.succeed(release, undefined))
+            )
+          ))
+          yield* Deferred.await(held)
+          const started = Date.now()
+          // This desk's start: its migrations, on a connection of its own. Under the limit it failed after 300 ms.
+          yield* Layer.build(migrated(Layer.succeed(SqlClient.SqlClient, sql)))
+          expect(yield* Deferred.isDone(release)).toBe(true)
+          expect(Date.now() - started).toBeGreaterThanOrEqual(900)
+          yield* Fiber.join(migrating)
         }))
     })
   }
