@@ -220,7 +220,7 @@ export const holdUntilServed = (
   server: Server,
   admission: AdmissionOptions | undefined,
   refuseHostless: (response: ServerResponse) => void,
-  refuseUnserved: (response: ServerResponse) => void = () => {}
+  refuseUnserved: (response: ServerResponse) => void
 ): void => {
   const held: Array<[IncomingMessage, ServerResponse]> = []
   let closing = false

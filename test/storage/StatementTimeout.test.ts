@@ -79,11 +79,14 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
           const sql = yield* SqlClient.SqlClient
           const release = yield* Deferred.make<void>()
           const held = yield* Deferred.make<void>()
-          // Another desk's migrations, as long as 4 statement limits (the lock is the Migrator's own).
+          // Another desk's migrations, past the limit and the desk's read deadline (limit + 2 s); the lock is the
+          // Migrator's own.
           const migrating = yield* Effect.fork(sql.withTransaction(
-            sql`LOCK TABLE desk_migrations IN ACCESS EXCLUSIVE MODE`.pipe(
+            sql`SET LOCAL statement_timeout = 0`.pipe(
+              Effect.zipRight(sql`LOCK TABLE desk_migrations IN ACCESS EXCLUSIVE MODE`),
               Effect.zipRight(Deferred.succeed(held, undefined)),
-              Effect.zipRight(Effect.sleep("1200 millis")),
+              // A long migration statement (idle in its transaction that long, the server would end it).
+              Effect.zipRight(sql`SELECT pg_sleep(3)`),
               Effect.zipRight(Deferred.succeed(release, undefined))
             )
           ))
@@ -92,7 +95,7 @@ describe.skipIf(process.env.DESK_TEST_STORE !== "postgres" || DATABASE_URL === u
           // This desk's start: its migrations, on a connection of its own. Under the limit it failed after 300 ms.
           yield* Layer.build(migrated(Layer.succeed(SqlClient.SqlClient, sql)))
           expect(yield* Deferred.isDone(release)).toBe(true)
-          expect(Date.now() - started).toBeGreaterThanOrEqual(900)
+          expect(Date.now() - started).toBeGreaterThanOrEqual(2_700)
           yield* Fiber.join(migrating)
         }))
     })
