@@ -41,27 +41,27 @@ export const isRateLimited = (method: string, path: string): boolean => {
   return !(path === "/api/health" || discoveryDocuments.has(path) || path.startsWith("/.well-known/"))
 }
 
+const BODY_PATH = /^\/api\/handoffs\/[^/]+\/body$/
+const PREVIEW_PATH = /^\/api\/handoffs\/[^/]+$/
+
+/**
+ * A read by key that boards a statement shared with every such read arriving meanwhile (src/Boarding.ts): a
+ * preview by id and a reader's body. It holds no database connection of its own (one batch holds one), so a turn
+ * would only shrink its batch: under 64 connections, with turns for twice the pool, previews cost 0.36-0.39 ms of
+ * desk CPU each against 0.30 with none, and unlock + body made 826 unlocks/s against 933 (docs/benchmark.md). A
+ * body read that carries an x402 payment (`X-PAYMENT`, `PAYMENT-SIGNATURE`) settles, as an unlock does: it must
+ * not hold a read's turn while its block comes either.
+ */
+const boardsSharedRead = (path: string) => PREVIEW_PATH.test(path) || BODY_PATH.test(path)
+
 /**
  * A request that waits for a turn before the desk works on it (src/Http/Admission.ts): a limited read of the
  * database. Turns bound the reads waiting inside the desk for a database connection; a read answered from memory
  * (`/api/status`, `/api/template`, ...) never waits for one and goes straight in, as do requests with a body (their
  * client decides how long sending it takes), `/mcp` (its GET is an event stream), the exempt reads above, which
- * answer even while every turn is held by reads stuck on the database, and a read that carries an x402 payment
- * (`paying`: it settles, as an unlock does, and must not hold a read's turn while its block comes).
+ * answer even while every turn is held by reads stuck on the database, and a read by key that boards a shared
+ * statement (`boardsSharedRead`, a paying body read among them).
  */
-export const waitsForTurn = (method: string, path: string, paying = false): boolean =>
-  !paying && (method === "GET" || method === "HEAD") && readsDatabase(path) && isRateLimited(method, path)
-
-const BODY_PATH = /^\/api\/handoffs\/[^/]+\/body$/
-
-/**
- * A GET of a body with an x402 payment header (v1 `X-PAYMENT` or v2 `PAYMENT-SIGNATURE`, Node's lower case), which
- * pays and reads at once. Only there: any other read ignores the header and waits its turn like the read it is.
- */
-export const paysAtBody = (
-  method: string,
-  path: string,
-  headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-) =>
-  method === "GET" && BODY_PATH.test(path) &&
-  (headers["x-payment"] !== undefined || headers["payment-signature"] !== undefined)
+export const waitsForTurn = (method: string, path: string): boolean =>
+  (method === "GET" || method === "HEAD") && readsDatabase(path) && isRateLimited(method, path) &&
+  !boardsSharedRead(path)

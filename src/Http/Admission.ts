@@ -1,6 +1,6 @@
 import { Config } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { paysAtBody, waitsForTurn } from "../Desk/RequestRules.ts"
+import { waitsForTurn } from "../Desk/RequestRules.ts"
 import { poolSizeConfig } from "../Storage.ts"
 
 /** Emitted by the desk's responses when the app ends them (src/Http/NodeServer.ts), before they are flushed. */
@@ -64,11 +64,8 @@ class Line {
   }
 }
 
-const waitsItsTurn = (request: IncomingMessage) => {
-  const method = request.method ?? ""
-  const path = (request.url ?? "").split("?")[0]!
-  return waitsForTurn(method, path, paysAtBody(method, path, request.headers))
-}
+const waitsItsTurn = (request: IncomingMessage) =>
+  waitsForTurn(request.method ?? "", (request.url ?? "").split("?")[0]!)
 
 /**
  * `listener` with at most `active` reads inside it at once; the others wait as Node's parsed request and response

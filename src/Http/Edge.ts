@@ -3,7 +3,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect } from "effect"
 import type { ServerResponse } from "node:http"
 import { REQUEST_ID_HEADER, requestIdOf } from "../Desk/RequestId.ts"
-import { isRateLimited, paysAtBody, readsBody, waitsForTurn } from "../Desk/RequestRules.ts"
+import { isRateLimited, readsBody, waitsForTurn } from "../Desk/RequestRules.ts"
 import { type RateDecision, RateLimiter } from "../RateLimiter.ts"
 import { AccessLines, logWhenDone } from "./AccessLog.ts"
 import { ENDED } from "./Admission.ts"
@@ -42,9 +42,7 @@ export const makeEdge = Effect.gen(function*() {
     Effect.withFiberRuntime((fiber) => {
       const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
       const response = NodeHttpServerRequest.toServerResponse(request)
-      // A copy of Node's headers each time it is read: read once.
-      const headers = request.headers
-      const id = requestIdOf(headers[REQUEST_ID_HEADER])
+      const id = requestIdOf(request.headers[REQUEST_ID_HEADER])
       response.setHeader(REQUEST_ID_HEADER, id)
       logWhenDone(lines, fiber, request, response, id)
       // A request with a body reads no query parameters; the body guard hands the app a request of its own.
@@ -58,7 +56,7 @@ export const makeEdge = Effect.gen(function*() {
       // cap here (its client's other requests hold the slots) is refused rather than holding a turn while it waits.
       if (
         !entered &&
-        (!concurrency.hasRoom(key) || waitsForTurn(request.method, path, paysAtBody(request.method, path, headers)))
+        (!concurrency.hasRoom(key) || waitsForTurn(request.method, path))
       ) {
         return Effect.succeed(busy(concurrency.cap, concurrency.line))
       }

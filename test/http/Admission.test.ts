@@ -108,28 +108,33 @@ describe("admission of reads into the app", () => {
       expect(desk.mostInside()).toBe(2)
     }))
 
-  it("lets a body read that carries an x402 payment in at once (it settles); a payment header elsewhere waits", () =>
+  it("lets reads by key that board a shared statement in at once: previews and bodies, paid or not; listings wait", () =>
     withDesk(1, async (desk) => {
       const answers = [desk.get("/read/1", "a"), desk.get("/read/2", "b")]
       await until(() => desk.heldCount() === 1)
-      for (const header of ["x-payment", "payment-signature"]) {
-        answers.push(desk.get(`/api/handoffs/DESK-7/body?${header}`, "c", { headers: { [header]: "payment" } }))
-      }
-      // Any other read ignores the header: it is no way past the turns.
-      answers.push(desk.get("/read/3", "d", { headers: { "x-payment": "payment" } }))
-      await until(() => desk.heldCount() === 3)
+      answers.push(
+        desk.get("/api/handoffs/DESK-7", "c"),
+        desk.get("/api/handoffs/DESK-7/body", "c"),
+        desk.get("/api/handoffs/DESK-8/body?x-payment", "d", { headers: { "x-payment": "payment" } }),
+        desk.get("/api/handoffs/DESK-8/body?payment-signature", "d", { headers: { "payment-signature": "payment" } })
+      )
+      // The catalog's listing (no id) and any other read wait, a payment header or not.
+      answers.push(desk.get("/api/handoffs/", "e"), desk.get("/read/3", "f", { headers: { "x-payment": "payment" } }))
+      await until(() => desk.heldCount() === 5)
       await sleep(100)
       expect(desk.seen).toEqual([
         "/read/1",
-        "/api/handoffs/DESK-7/body?x-payment",
-        "/api/handoffs/DESK-7/body?payment-signature"
+        "/api/handoffs/DESK-7",
+        "/api/handoffs/DESK-7/body",
+        "/api/handoffs/DESK-8/body?x-payment",
+        "/api/handoffs/DESK-8/body?payment-signature"
       ])
-      for (let answered = 0; answered < 5; answered++) {
+      for (let answered = 0; answered < 8; answered++) {
         await until(() => desk.heldCount() > 0)
         desk.release()
       }
-      expect((await Promise.all(answers)).map((response) => response.status)).toEqual([200, 200, 200, 200, 200])
-      expect(desk.seen.slice(3).sort()).toEqual(["/read/2", "/read/3"])
+      expect((await Promise.all(answers)).map((response) => response.status)).toEqual(Array(8).fill(200))
+      expect(desk.seen.slice(5).sort()).toEqual(["/api/handoffs/", "/read/2", "/read/3"])
     }))
 
   it("lets clients take turns: one client's queue does not keep another waiting behind all of it", () =>

@@ -120,6 +120,20 @@ describe("a client's line", () => {
     }
   })
 
+  it("previews by id past the cap wait in the client's line even behind admission (they take no turn)", async () => {
+    const desk = await harness({ cap: 2, active: 8 })
+    try {
+      const from = "198.51.100.31"
+      const reads = [1, 2, 3, 4, 5].map((n) => desk.send(`/api/handoffs/DESK-${n}`, from, { timeoutMs: 5000 }))
+      expect((await Promise.all(reads)).map((_) => _.status)).toEqual([200, 200, 200, 200, 200])
+      const { counts, freeSlots } = desk.concurrency
+      expect(counts.joined).toBe(3)
+      expect(freeSlots(rateKeyOf(normalizeIp(from)!))).toBe(2)
+    } finally {
+      await desk.close()
+    }
+  })
+
   it("clients whose POSTs hold their slots cannot take every read turn from another client", async () => {
     // 4 turns, 2 per client (as DESK_ACTIVE_REQUESTS=20 and DESK_CLIENT_CONCURRENCY=7 with 3 attacking clients).
     const desk = await harness({ cap: 2, active: 4, requestSeconds: 20 })
@@ -175,6 +189,7 @@ describe("a client's line", () => {
             (from) => desk.send("/api/sleep?ms=30", from),
             (from) => desk.send("/api/sleep?ms=30", from, { method: "HEAD" }),
             (from) => desk.send("/api/broken", from),
+            (from, i) => desk.send(`/api/handoffs/DESK-${i}`, from, { signal: AbortSignal.timeout(5 + (i % 30) * 5) }),
             (from) => desk.send("/api/quick?q=&tag", from),
             (from) =>
               desk.send("/api/post", from, {

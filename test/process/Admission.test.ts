@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { startDesk, tempDataDir } from "../support/Process.ts"
 
-// The desk as it runs (src/main.ts), with one turn: every read of a crowd on kept-alive connections is let in and
+// The desk as it runs (src/main.ts), with one turn: every read (previews and bodies by id going straight in) of a crowd on kept-alive connections is let in and
 // answered, its turn ending with its answer, and health answers beside them. A turn that never ended, or a read
 // handed to the API twice or not at all, fails it. (A turn ending before a slow client has read its answer is
 // test/http/Admission.test.ts's.)
@@ -20,15 +20,24 @@ describe("a desk letting one read in at a time", () => {
         const reads = Effect.all(
           Array.from(
             { length: 40 },
-            (_, n) => read(n % 2 === 0 ? `/api/discover?q=cache&page=${1 + (n % 3)}` : "/api/status")
+            (_, n) =>
+              read(
+                n % 2 === 0
+                  ? `/api/discover?q=cache&page=${1 + (n % 3)}`
+                  : n % 4 === 1
+                  ? "/api/status"
+                  : `/api/handoffs/DESK-1${n % 8 === 3 ? "/body" : ""}`
+              )
           ),
           { concurrency: "unbounded" }
         )
         const [statuses, health] = yield* Effect.all([reads, read("/api/health")], { concurrency: "unbounded" })
-        expect(statuses).toEqual(Array.from({ length: 40 }, () => 200))
+        // Previews and bodies by id take no turn; a body read without a receipt is offered for sale (402).
+        const expected = Array.from({ length: 40 }, (_, n) => n % 8 === 3 ? 402 : 200)
+        expect(statuses).toEqual(expected)
         expect(health).toBe(200)
         // And again on the same (kept-alive) connections.
-        expect(yield* reads).toEqual(Array.from({ length: 40 }, () => 200))
+        expect(yield* reads).toEqual(expected)
       }),
     { timeout: 120_000 }
   )
