@@ -1,6 +1,6 @@
 import type { OwnerView } from "../Owner/Responses.ts"
 import { activityChart } from "./Chart.ts"
-import { escapeHtml, layout, usd } from "./Html.ts"
+import { agentLink, escapeHtml, layout, usd } from "./Html.ts"
 
 const facts = (rows: ReadonlyArray<readonly [string, string]>) =>
   `<dl>\n${rows.map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`).join("\n")}\n</dl>`
@@ -8,8 +8,6 @@ const facts = (rows: ReadonlyArray<readonly [string, string]>) =>
 const date = (iso: string) => `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.slice(0, 10))}</time>`
 
 const handoffLink = (id: string, title: string) => `<a href="/h/${escapeHtml(id)}">${escapeHtml(title)}</a>`
-
-const agentLink = (did: string, name: string) => `<a href="/agents/${escapeHtml(did)}">${escapeHtml(name)}</a>`
 
 const table = (caption: string, head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
   `<div class="table-wrap"><table>

@@ -4,7 +4,7 @@ import { SORTS } from "../Domain/Discover.ts"
 import type { Issue } from "../Domain/Errors.ts"
 import { toUsd } from "../Domain/Money.ts"
 import type { Preview } from "../Domain/Preview.ts"
-import { escapeHtml, layout, usd } from "./Html.ts"
+import { agentLink, escapeHtml, layout, usd } from "./Html.ts"
 
 export interface CatalogView {
   readonly query: CatalogQuery
@@ -51,7 +51,7 @@ const item = (preview: Preview) =>
 <p class="meta muted">${usd(preview.priceUsd)} to unlock · filer's estimate to redo: ${
     usd(preview.reconstructUsd)
   } · by ` +
-  `<a href="/agents/${escapeHtml(preview.filerDid)}">${escapeHtml(preview.filer)}</a>` +
+  agentLink(preview.filerDid, preview.filer) +
   `${preview.tags.length > 0 ? ` · ${preview.tags.map(escapeHtml).join(", ")}` : ""}</p>
 </article>
 </li>`

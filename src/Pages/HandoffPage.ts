@@ -1,5 +1,6 @@
+import { EXTREME_RATIO } from "../Catalog/toPreview.ts"
 import type { Preview } from "../Domain/Preview.ts"
-import { escapeHtml, layout, usd } from "./Html.ts"
+import { agentLink, escapeHtml, layout, usd } from "./Html.ts"
 
 const list = (items: ReadonlyArray<string>, empty: string) =>
   items.length === 0
@@ -9,6 +10,13 @@ const list = (items: ReadonlyArray<string>, empty: string) =>
 const facts = (rows: ReadonlyArray<readonly [string, string]>) =>
   `<dl>\n${rows.map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`).join("\n")}\n</dl>`
 
+/** What the JSON preview flags as a claim no buyer has backed yet (`qualityFlags`), said where the price is. */
+const warnings = (preview: Preview) =>
+  preview.qualityFlags.includes("unproven_extreme_ratio")
+    ? `<p><strong>Unproven claim:</strong> the filer values this work at ${EXTREME_RATIO.toLocaleString("en-US")} ` +
+      `times its price or more, and no buyer has marked it useful yet.</p>\n`
+    : ""
+
 const provenance = (preview: Preview) => {
   const p = preview.provenance
   if (p === null) return `<p class="muted">The filer did not say which vendor, model or tools did the work.</p>`
@@ -16,7 +24,8 @@ const provenance = (preview: Preview) => {
     ["Vendor", escapeHtml(p.vendor)],
     ["Model", escapeHtml(p.model)],
     ["Agent", escapeHtml(p.agentName)],
-    ["Duration", `${p.durationMinutes} minutes`],
+    // The preview says 0 when the filer gave no duration at all.
+    ["Duration", p.durationMs === null && p.durationMinutes === 0 ? "not given" : `${p.durationMinutes} minutes`],
     ["Tools", p.tools.length === 0 ? "none listed" : p.tools.map(escapeHtml).join(", ")]
   ])
 }
@@ -33,9 +42,12 @@ ${
     facts([
       ["Unlock", `${usd(preview.priceUsd)}, once per agent identity, ${escapeHtml(unlock)}`],
       ["Filer's estimate to redo", `${usd(preview.reconstructUsd)} (the filer's claim; the desk never verifies it)`],
+      ["Claimed saving", `${usd(preview.savingsUsd)} (the estimate less the price, so unverified too)`],
       ["Split", `${preview.filerSharePct} % to the filer, ${preview.feePct} % to the desk`]
     ])
   }
+${warnings(preview)}<h2>Why pay, in the filer's words</h2>
+<p>${escapeHtml(preview.whyPay)}</p>
 <h2>What the sealed body claims to contain</h2>
 ${list(preview.contains, "No sections listed.")}
 <h2>What it claims never to contain</h2>
@@ -46,11 +58,9 @@ ${provenance(preview)}
 ${
     facts([
       ["Id", `<code>${id}</code>`],
-      [
-        "Filer",
-        `<a href="/agents/${escapeHtml(preview.filerDid)}">${escapeHtml(preview.filer)}</a> ` +
-        `(<code>${escapeHtml(preview.filerDid)}</code>)`
-      ],
+      ["Filer", `${agentLink(preview.filerDid, preview.filer)} (<code>${escapeHtml(preview.filerDid)}</code>)`],
+      ["Origin", preview.isSeeded ? "seeded by the desk, not filed by an agent" : "filed by an agent"],
+      ["Work time", preview.minutes === null ? "not given" : `${preview.minutes} minutes (the filer's claim)`],
       ["Filed", `<time datetime="${escapeHtml(preview.filedAt)}">${escapeHtml(preview.filedAt.slice(0, 10))}</time>`],
       ["Tags", preview.tags.length === 0 ? "none" : preview.tags.map(escapeHtml).join(", ")],
       ["Purchases", String(preview.purchases)],

@@ -3,6 +3,16 @@ const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
 /** Every text a filer or a visitor wrote passes through here, in element content and attribute values alike. */
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ESCAPES[char]!)
 
+/**
+ * A name an agent gave itself, escaped and isolated (`<bdi>`): a right-to-left override in it (text allows format
+ * characters) turns only itself around, not the id and tags written after it on the same line.
+ */
+export const agentName = (name: string): string => `<bdi>${escapeHtml(name)}</bdi>`
+
+/** A link to an agent's page, under the name it gave itself. */
+export const agentLink = (did: string, name: string): string =>
+  `<a href="/agents/${escapeHtml(did)}">${agentName(name)}</a>`
+
 /** Body text #1b1b1b and links #0b4f9e on white: both above WCAG AAA 7:1; muted #4d4d4d is above AA 4.5:1. */
 const CSS = `
 *,*::before,*::after{box-sizing:border-box}

@@ -14,8 +14,25 @@ import { catalogPage, invalidSearchPage } from "./CatalogPage.ts"
 import { handoffPage, notFoundPage } from "./HandoffPage.ts"
 import { prefersJson } from "./Negotiate.ts"
 
+/**
+ * What a page may load and who may show it: nothing but its own inline styles (the pages have no script, image or
+ * font; the chart is inline SVG), forms sent back here, no framing, no sniffing, and no referrer to other sites (an
+ * agent's page has the agent's id in its URL, and knowing an id is using it). Escaping stays the first defence.
+ */
+const PAGE_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer"
+}
+
 const html = (body: string, status = 200) =>
-  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8" })
+  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: PAGE_HEADERS })
+
+/** An agent's page (either form) has its id in the URL: no cache may keep it for the next one asking. */
+const notKept = HttpApp.appendPreResponseHandler((_, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "private, no-store"))
+)
 
 const decodeSearch = Schema.decodeUnknownEither(DiscoverParams)
 
@@ -75,6 +92,7 @@ export const PagesHttp = HttpApiBuilder.group(DeskApi, "pages", (handlers) =>
       .handle("agent", ({ path }) =>
         Effect.gen(function*() {
           const json = yield* wantsJson
+          yield* notKept
           return yield* owner.view(path.id).pipe(
             Effect.map((view) => (json ? view : html(agentPage(view)))),
             Effect.catchTag(

@@ -72,6 +72,7 @@ const get = (path: string, accept?: string) =>
         status: response.status,
         type: response.headers.get("content-type"),
         vary: response.headers.get("vary"),
+        headers: response.headers,
         text: await response.text()
       }
     }))
@@ -132,6 +133,73 @@ describe("pages for people", () => {
         const missingJson = yield* get("/h/DESK-999999999", "application/json")
         expect(missingJson.status).toBe(404)
         expect(JSON.parse(missingJson.text)).toMatchObject({ ok: false, error: "not_found" })
+      }))
+
+    it.effect("send no script, frame or referrer to a page, and keep an agent's page out of shared caches", () =>
+      Effect.gen(function*() {
+        const filed = yield* file({ title: "Dunnart pages under a content policy" })
+        const { agent } = yield* agentWithHistory
+        const pages = [
+          "/",
+          "/?sort=best",
+          `/h/${filed.id}`,
+          "/h/DESK-999999999",
+          `/agents/${agent}`,
+          `/agents/${newAgentId()}`
+        ]
+        for (const path of pages) {
+          const page = yield* get(path)
+          expect(page.type, path).toBe("text/html; charset=utf-8")
+          expect(page.headers.get("content-security-policy"), path).toBe(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+          )
+          expect(page.headers.get("x-content-type-options"), path).toBe("nosniff")
+          expect(page.headers.get("referrer-policy"), path).toBe("no-referrer")
+        }
+        for (const accept of ["text/html", "application/json"]) {
+          const page = yield* get(`/agents/${agent}`, accept)
+          expect(page.status, accept).toBe(200)
+          expect(page.headers.get("cache-control"), accept).toBe("private, no-store")
+        }
+        expect((yield* get(`/h/${filed.id}`)).headers.get("cache-control")).toBeNull()
+      }))
+
+    it.effect("say on a handoff's page what its preview says: work time, saving, why pay, origin, an unproven claim", () =>
+      Effect.gen(function*() {
+        const plain = yield* file({
+          title: "Echidna page facts",
+          minutes: 120,
+          whyPay: `Saves two days <b>really</b>`,
+          provenance: { vendor: "Anthropic", model: "claude", agentName: "tester", tools: [] }
+        })
+        const page = (yield* get(`/h/${plain.id}`)).text
+        expect(page).toContain("<dt>Work time</dt><dd>120 minutes (the filer's claim)</dd>")
+        expect(page).toContain("<dt>Duration</dt><dd>not given</dd>")
+        expect(page).toContain(
+          "<dt>Claimed saving</dt><dd>$39.50 (the estimate less the price, so unverified too)</dd>"
+        )
+        expect(page).toContain("<p>Saves two days &lt;b&gt;really&lt;/b&gt;</p>")
+        expect(page).toContain("<dt>Origin</dt><dd>filed by an agent</dd>")
+        expect(page).not.toContain("Unproven claim")
+        expect(plain.qualityFlags).toEqual([])
+
+        const timed = (yield* get(`/h/${(yield* file({ title: "Echidna timed" })).id}`)).text
+        expect(timed).toContain("<dt>Duration</dt><dd>30 minutes</dd>")
+        expect(timed).toContain("<dt>Work time</dt><dd>not given</dd>")
+
+        const extreme = yield* file({ title: "Echidna extreme claim", priceUsd: 0.01, reconstructUsd: 50 })
+        expect(extreme.qualityFlags).toEqual(["unproven_extreme_ratio"])
+        expect((yield* get(`/h/${extreme.id}`)).text).toContain(
+          "<strong>Unproven claim:</strong> the filer values this work at 1,000 times its price or more"
+        )
+      }))
+
+    it.effect("isolate a filer's name, so a right-to-left override in it turns nothing written after it", () =>
+      Effect.gen(function*() {
+        const filed = yield* file({ title: "Bilby bidi", filer: "good-agent\u202E", tags: ["bilby-bidi"] })
+        for (const path of [`/h/${filed.id}`, "/?tag=bilby-bidi"]) {
+          expect((yield* get(path)).text, path).toContain(`"><bdi>good-agent\u202E</bdi></a>`)
+        }
       }))
 
     it.effect("decode their query like GET /api/discover: bad input is a 422 page (JSON for JSON clients), never a 500", () =>
@@ -210,10 +278,12 @@ describe("pages for people", () => {
         expect(html.text).toMatch(/<svg width="100%" height="220" role="img"/)
         expect(html.text).toMatch(/<g class="spent">(<line [^>]+\/>|<circle [^>]+\/>)+<\/g>/)
         expect(html.text).toMatch(/<g class="earned">(<line [^>]+\/>|<circle [^>]+\/>)+<\/g>/)
-        expect(html.text).toContain(`href="/agents/${other}">platypus-bot</a>`)
+        expect(html.text).toContain(`href="/agents/${other}"><bdi>platypus-bot</bdi></a>`)
 
         // The filer of a preview links to its page, and the page to the handoffs.
-        expect((yield* get(`/h/${theirs[0]}`)).text).toContain(`<a href="/agents/${other}">platypus-bot</a>`)
+        expect((yield* get(`/h/${theirs[0]}`)).text).toContain(
+          `<a href="/agents/${other}"><bdi>platypus-bot</bdi></a>`
+        )
         expect(html.text).toContain(`href="/h/${own[0]}"`)
       }))
 
