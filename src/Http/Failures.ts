@@ -32,11 +32,15 @@ const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApi
 }
 
 /** No route for this method and path: a 405 naming the methods the path does answer, else a 404. */
+/** Past this many characters a path is cut in the message that names it: the client has the rest. */
+const SHOWN_PATH_CHARS = 200
+const shown = (path: string) => path.length <= SHOWN_PATH_CHARS ? path : `${path.slice(0, SHOWN_PATH_CHARS)}…`
+
 const routeNotFound = (
   request: HttpServerRequest.HttpServerRequest,
   allowedAt: ReturnType<typeof allowedMethods>
 ) => {
-  const path = request.url.split("?")[0]
+  const path = shown(request.url.split("?")[0]!)
   const allowed = allowedAt(request.url)
   // A path the router could not read (a malformed %-escape such as /api/handoffs/%ZZ) matches no route of its
   // own method either: it names nothing, so 404, not a 405 saying the path answers the method it was sent with.

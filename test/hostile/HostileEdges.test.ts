@@ -192,6 +192,21 @@ for (const backend of backends) {
           ])
         }))
 
+      it.effect("a 404 for a path of 5,000 characters names only its first 200", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const path = `/h/${"A".repeat(4_997)}`
+          const answer = yield* Effect.promise(() =>
+            fetch(`${desk.url}${path}`, { headers: { accept: "text/html" } }).then(async (response) => ({
+              status: response.status,
+              body: (await response.json()) as { readonly message: string }
+            }))
+          )
+          expect(answer.status).toBe(404)
+          expect(answer.body).toMatchObject({ ok: false, error: "not_found" })
+          expect(answer.body.message).toBe(`No route GET ${path.slice(0, 200)}…; see /openapi.json.`)
+        }))
+
       it.effect("a field a request does not take is named with where that request's fields are listed", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
