@@ -47,8 +47,9 @@ const PREVIEW_PATH = /^\/api\/handoffs\/[^/]+$/
 /**
  * A read by key that boards a statement shared with every such read arriving meanwhile (src/Boarding.ts): a
  * preview by id and a reader's body. It holds no database connection of its own (one batch holds one), so a turn
- * would only shrink its batch: under 64 connections, with turns for twice the pool, previews cost 0.36-0.39 ms of
- * desk CPU each against 0.30 with none, and unlock + body made 826 unlocks/s against 933 (docs/benchmark.md). A
+ * would only shrink its batch and add the turn-keeping: under 64 connections, with turns for twice the pool, a
+ * preview cost 407 µs of desk CPU against 337 without, and an unlock + body request 739 against 646
+ * (`npm run bench:compare`, three alternating rounds, docs/benchmark.md). A
  * body read that carries an x402 payment (`X-PAYMENT`, `PAYMENT-SIGNATURE`) settles, as an unlock does: it must
  * not hold a read's turn while its block comes either.
  */

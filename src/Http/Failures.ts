@@ -31,11 +31,11 @@ const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApi
   return errorResponse(InvalidRequest, new InvalidRequest({ message: `Invalid request body: ${message}`, issues }))
 }
 
-/** No route for this method and path: a 405 naming the methods the path does answer, else a 404. */
 /** Past this many characters a path is cut in the message that names it: the client has the rest. */
 const SHOWN_PATH_CHARS = 200
 const shown = (path: string) => path.length <= SHOWN_PATH_CHARS ? path : `${path.slice(0, SHOWN_PATH_CHARS)}…`
 
+/** No route for this method and path: a 405 naming the methods the path does answer, else a 404. */
 const routeNotFound = (
   request: HttpServerRequest.HttpServerRequest,
   allowedAt: ReturnType<typeof allowedMethods>

@@ -7,7 +7,7 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (ch
  * A name an agent gave itself, escaped and isolated (`<bdi>`): a right-to-left override in it (text allows format
  * characters) turns only itself around, not the id and tags written after it on the same line.
  */
-export const agentName = (name: string): string => `<bdi>${escapeHtml(name)}</bdi>`
+const agentName = (name: string): string => `<bdi>${escapeHtml(name)}</bdi>`
 
 /** A link to an agent's page, under the name it gave itself. */
 export const agentLink = (did: string, name: string): string =>
