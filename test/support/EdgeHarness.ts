@@ -63,8 +63,15 @@ const app = HttpRouter.empty.pipe(
       return yield* HttpServerResponse.json({ ok: true })
     })
   ),
-  // A stand-in for a preview by id: a read that goes in without a turn (src/Desk/RequestRules.ts), taking 100 ms.
-  HttpRouter.get("/api/handoffs/:id", Effect.zipRight(Effect.sleep(100), HttpServerResponse.json({ ok: true }))),
+  // A stand-in for a preview by id: a read that goes in without a turn (src/Desk/RequestRules.ts), taking `ms`.
+  HttpRouter.get(
+    "/api/handoffs/:id",
+    Effect.gen(function*() {
+      const params = yield* HttpServerRequest.ParsedSearchParams
+      yield* Effect.sleep(Number(params.ms ?? "100"))
+      return yield* HttpServerResponse.json({ ok: true })
+    })
+  ),
   HttpRouter.get("/api/broken", Effect.die("boom")),
   HttpRouter.post(
     "/api/post",
