@@ -5,6 +5,7 @@ import {
   linkSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   statSync,
@@ -137,6 +138,31 @@ const acquire = (dir: string): void => {
   throw inUse(dir, readOwner(path))
 }
 
+/** A lock's draft (`desk.lock.<pid>-<uuid>`) or a stale lock renamed aside (`desk.lock.stale-<pid>-<ms>`). */
+const LEFT_BEHIND = /^desk\.lock\.(?:stale-)?(\d+)-/
+
+/**
+ * Drops what a desk killed between two steps of `create` or `acquire` left in the directory: a draft it had not yet
+ * unlinked, a stale lock it had renamed aside. Run by the holder, so no desk is taking the lock meanwhile; a file of
+ * a process still alive (one that is failing to take the lock right now) is left to it. A draft names its owner
+ * with its start time, so a reused pid does not keep it.
+ */
+const sweepLeftBehind = (dir: string) => {
+  for (const name of readdirSync(dir)) {
+    const pid = LEFT_BEHIND.exec(name)?.[1]
+    if (pid === undefined) continue
+    const path = join(dir, name)
+    const named = name.startsWith(`${LOCK_FILE}.stale-`) ? undefined : readOwner(path)
+    const owner = named?.pid === Number(pid) ? named : { pid: Number(pid), started: null }
+    if (owner.pid === process.pid || isAlive(owner)) continue
+    try {
+      unlinkSync(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+    }
+  }
+}
+
 const release = (dir: string) => {
   const path = join(dir, LOCK_FILE)
   if (readOwner(path)?.pid === process.pid) unlinkSync(path)
@@ -182,7 +208,10 @@ export const holdDataDir = (dataDir: string) => {
     }).pipe(
       Effect.flatMap((dir) =>
         Effect.try({
-          try: () => acquire(dir),
+          try: () => {
+            acquire(dir)
+            sweepLeftBehind(dir)
+          },
           catch: (error) => (error instanceof StartupError ? error : notADirectory(dir, error))
         })
       )

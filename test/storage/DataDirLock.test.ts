@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { holdDataDir } from "../../adapters/storage/DataDirLock.ts"
@@ -92,6 +93,38 @@ describe.skipIf(process.platform !== "linux")("the data directory lock", () => {
           Effect.zipRight(holdDataDir(dir), Effect.sync(() => expect(lockOf(dir).pid).toBe(process.pid)))
         )
       }
+    }))
+
+  it.scopedLive("drops the drafts and renamed stale locks a killed desk left, and only those of dead processes", () =>
+    Effect.gen(function*() {
+      // A desk killed -9 between writing its draft and unlinking it, or between renaming a stale lock aside and
+      // dropping it, left the file for good: one more for each such start.
+      const dead = yield* Effect.promise(() =>
+        new Promise<number>((exited) => {
+          const child = spawn("true")
+          child.on("exit", () => exited(child.pid!))
+        })
+      )
+      const dir = freshDir()
+      const leftBehind = [
+        [`desk.lock.${dead}-${randomUUID()}`, JSON.stringify({ pid: dead, started: "1" })],
+        [`desk.lock.${dead}-${randomUUID()}`, ""],
+        [`desk.lock.stale-${dead}-${Date.now()}`, JSON.stringify({ pid: 2 ** 22 + 1, started: null })],
+        // A pid reused by a live process: its start time says the draft is not its own.
+        [`desk.lock.${process.ppid}-${randomUUID()}`, JSON.stringify({ pid: process.ppid, started: "1" })]
+      ]
+      const kept = [
+        // A live desk failing to take the lock right now: its own files are its to drop.
+        [
+          `desk.lock.${process.ppid}-${randomUUID()}`,
+          JSON.stringify({ pid: process.ppid, started: startedOf(process.ppid) })
+        ],
+        [`desk.lock.stale-${process.ppid}-${Date.now()}`, JSON.stringify({ pid: 2 ** 22 + 1, started: null })],
+        ["desk.lock.notes", "not a lock's"]
+      ]
+      for (const [name, content] of [...leftBehind, ...kept]) writeFileSync(join(dir, name!), content!)
+      yield* Effect.scoped(holdDataDir(dir))
+      expect(readdirSync(dir).sort()).toEqual(kept.map(([name]) => name).sort())
     }))
 
   it.scopedLive("takes over a lock whose owner has exited but is not reaped yet (a zombie)", () =>
