@@ -5,6 +5,7 @@ import {
   getAddress,
   type Hex,
   hexToString,
+  isAddress,
   isAddressEqual,
   type Log,
   type Transaction,
@@ -44,6 +45,10 @@ const usd = (micro: bigint) => `${toUsd(Number(micro))} USDC`
 const describe = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0]! : String(error))
 
 type AnyLog = Log<bigint, number, false>
+
+/** The address a receipt or claim was paid to: its buyer's signed `payTo`, else (none stored) the configured one. */
+const paidTo = (stored: string | null, configured: `0x${string}`): `0x${string}` =>
+  stored !== null && isAddress(stored, { strict: false }) ? getAddress(stored) : configured
 
 /**
  * Reconciles the database with the chain, read at one head block:
@@ -140,12 +145,12 @@ export const audit = (settings: X402Settings, db: LedgerSnapshot) =>
           used.nonce.toLowerCase() === receipt.payment_nonce.toLowerCase()
         const pays = transfer !== undefined &&
           isAddressEqual(transfer.from, getAddress(receipt.payment_payer_address)) &&
-          isAddressEqual(transfer.to, payTo) && transfer.value === BigInt(receipt.price_micro)
+          isAddressEqual(transfer.to, paidTo(receipt.pay_to, payTo)) && transfer.value === BigInt(receipt.price_micro)
         if (!own || !pays) {
           discrepancies.push(
-            `${name}: ${receipt.payment_tx_hash} holds no transfer of ${
-              usd(BigInt(receipt.price_micro))
-            } to ${payTo} ` +
+            `${name}: ${receipt.payment_tx_hash} holds no transfer of ${usd(BigInt(receipt.price_micro))} to ${
+              paidTo(receipt.pay_to, payTo)
+            } ` +
               `emitted by its authorization ${receipt.payment_nonce}`
           )
           continue
@@ -162,7 +167,8 @@ export const audit = (settings: X402Settings, db: LedgerSnapshot) =>
         if (payout.from_block !== null && BigInt(payout.from_block) < earliest) earliest = BigInt(payout.from_block)
       }
 
-      // 2. Every authorization-backed payment into payTo: matched by a receipt, or by a claim still settling.
+      // 2. Every authorization-backed payment into payTo (each address a buyer signed for, and the configured one):
+      // matched by a receipt, or by a claim still settling.
       const claims = new Map(
         db.claims.map((claim) => [`${claim.payer_address.toLowerCase()}:${claim.nonce.toLowerCase()}`, claim])
       )
@@ -171,7 +177,14 @@ export const audit = (settings: X402Settings, db: LedgerSnapshot) =>
       let settling = 0n
       let unclaimed = 0n
       let otherIn = 0n
-      for (const log of await chain.scanLogs(transferEvent, { to: payTo }, earliest, head)) {
+      const payees = new Map(
+        [payTo, ...db.receipts.map((_) => paidTo(_.pay_to, payTo)), ...db.claims.map((_) => paidTo(_.pay_to, payTo))]
+          .map((address) => [address.toLowerCase(), address])
+      )
+      const paidIn = await Promise.all(
+        [...payees.values()].map((address) => chain.scanLogs(transferEvent, { to: address }, earliest, head))
+      )
+      for (const log of paidIn.flat()) {
         const value = log.args.value
         const mined = await receiptOf(log.transactionHash)
         const used = authorizationOf(mined?.logs.find((_) => _.logIndex === log.logIndex - 1))
@@ -208,9 +221,9 @@ export const audit = (settings: X402Settings, db: LedgerSnapshot) =>
         }
       }
       summary.push(
-        `x402 receipts: ${db.receipts.length}, ${usd(receiptTotal)}; paid into ${payTo} by their authorizations: ${
-          usd(matched)
-        }`,
+        `x402 receipts: ${db.receipts.length}, ${usd(receiptTotal)}; paid into ${
+          [...payees.values()].join(", ")
+        } by their authorizations: ${usd(matched)}`,
         `claims still settling, paid on-chain: ${usd(settling)}; authorization payments no unlock named: ${
           usd(unclaimed)
         }; ` +

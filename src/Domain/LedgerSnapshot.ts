@@ -10,7 +10,9 @@ export const PaidReceipt = Schema.Struct({
   payment_tx_hash: Schema.String,
   payment_log_index: Schema.NullOr(DbInt),
   payment_payer_address: Schema.String,
-  payment_nonce: Schema.String
+  payment_nonce: Schema.String,
+  /** The `payTo` its buyer signed for, as its claim stored it; none for a receipt without a claim. */
+  pay_to: Schema.NullOr(Schema.String)
 })
 export type PaidReceipt = typeof PaidReceipt.Type
 
@@ -21,7 +23,9 @@ export const Claim = Schema.Struct({
   status: Schema.Literal("pending", "settled", "failed"),
   failure_reason: Schema.NullOr(Schema.String),
   receipt_id: Schema.NullOr(Schema.String),
-  from_block: DbInt
+  from_block: DbInt,
+  /** The `payTo` its buyer signed for. */
+  pay_to: Schema.NullOr(Schema.String)
 })
 export type Claim = typeof Claim.Type
 

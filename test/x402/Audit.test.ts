@@ -52,6 +52,16 @@ for (const backend of backends) {
           expect(clean.discrepancies).toEqual([])
           expect(clean.summary.join("\n")).toContain("x402 receipts: 1, 0.4 USDC; paid into")
 
+          // The desk now pays into another DESK_PAY_TO (or audits the database another desk shares, with its own):
+          // the receipt is checked against the address its buyer signed for, which still holds its payment.
+          const elsewhere = chain.accounts.other.address
+          const rotated = yield* auditOf({ ...testChain, settings: { ...testChain.settings, payTo: elsewhere } })
+          expect(rotated.discrepancies).toEqual([])
+          expect(rotated.summary.join("\n")).toContain(
+            `x402 receipts: 1, 0.4 USDC; paid into ${elsewhere}, ${chain.accounts.desk.address} by their ` +
+              "authorizations: 0.4 USDC"
+          )
+
           // A receipt pointing at a log that is not its transfer: the receipt, the unmatched payment and the totals.
           yield* run((sql) =>
             sql`UPDATE receipts SET payment_log_index = payment_log_index + 7 WHERE receipt_id = ${receiptId}`
