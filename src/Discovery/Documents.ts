@@ -40,6 +40,12 @@ const settlementText = (rail: Rail, paymentRequired: boolean) => {
   return `${receipt} ${xPayment}`
 }
 
+const HEADER_WORDS = {
+  required: " (X-AGENT-ID required)",
+  optional: " (X-AGENT-ID when you act as your identity)",
+  none: ""
+} as const
+
 /** Everything a template may name; the routes and tools come from their one definition each. */
 export const templateValues = (config: DeskSettings, rail: Rail, policy: RatePolicy): Record<string, TemplateValue> => {
   const routes = routeList(DeskApi)
@@ -57,7 +63,14 @@ export const templateValues = (config: DeskSettings, rail: Rail, policy: RatePol
     settlement: settlementText(rail, config.paymentRequired),
     rateLimit: `${rateLimitWords(policy)}; discovery documents and GET /api/health are not limited`,
     standingOrder: STANDING_ORDER,
-    routes: routes.map(({ method, path, summary }) => ({ method, path, summary })),
+    routes: routes.map(({ agentHeader, method, path, summary }) => ({ method, path, summary, agentHeader })),
+    // The text documents' route lines name the identity header where a route needs or takes it.
+    routeLines: routes.map(({ agentHeader, method, path, summary }) => ({
+      method,
+      path,
+      summary,
+      header: HEADER_WORDS[agentHeader]
+    })),
     documents: routes
       .filter((_) => _.group === "discovery" && _.method === "GET")
       .map(({ contentType, path, summary }) => ({

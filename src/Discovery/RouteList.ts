@@ -1,5 +1,6 @@
 import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Context, Option } from "effect"
+import { Context, Option, SchemaAST } from "effect"
+import { AGENT_HEADER } from "../Identity/AgentId.ts"
 
 export interface RouteInfo {
   readonly method: string
@@ -7,6 +8,14 @@ export interface RouteInfo {
   readonly summary: string
   readonly group: string
   readonly contentType: string
+  /** Whether the route needs `X-AGENT-ID` (401 without it), takes it, or ignores it, as its headers declare. */
+  readonly agentHeader: "required" | "optional" | "none"
+}
+
+const agentHeaderOf = (headers: Option.Option<{ readonly ast: SchemaAST.AST }>): RouteInfo["agentHeader"] => {
+  if (Option.isNone(headers)) return "none"
+  const declared = SchemaAST.getPropertySignatures(headers.value.ast).find((_) => _.name === AGENT_HEADER)
+  return declared === undefined ? "none" : declared.isOptional ? "optional" : "required"
 }
 
 /** Every endpoint of the API with its summary and success content type, in definition order. */
@@ -24,7 +33,8 @@ export const routeList = (api: HttpApi.HttpApi.Any): ReadonlyArray<RouteInfo> =>
         contentType: Option.match(success, {
           onNone: () => "application/json",
           onSome: (ast) => HttpApiSchema.getEncoding(ast).contentType
-        })
+        }),
+        agentHeader: agentHeaderOf(endpoint.headersSchema)
       })
     }
   })

@@ -73,6 +73,44 @@ describe("discovery documents", () => {
         }
       }))
 
+    it.effect("never tell an agent to call a route that needs X-AGENT-ID without naming it", () =>
+      Effect.gen(function*() {
+        const desk = yield* TestDesk
+        // The body takes the header (it also answers a wallet's x402 sign-in, or a payment with no identity), and an
+        // agent reads what it unlocked with it; /mcp takes it too, but its tools take the identity as an argument.
+        const needing = routeList(DeskApi).filter((_) =>
+          _.agentHeader === "required" || _.path === "/api/handoffs/:id/body"
+        )
+        expect(needing.map((_) => `${_.agentHeader} ${_.method} ${_.path}`)).toEqual(expect.arrayContaining([
+          "required POST /api/handoffs",
+          "required POST /api/handoffs/:id/unlock",
+          "required POST /api/handoffs/:id/feedback",
+          "optional GET /api/handoffs/:id/body"
+        ]))
+        // A route is named as "METHOD /path" followed by anything but more path; MCP tool lines ("like `POST ...`")
+        // describe a tool, which takes the identity as its agentId argument.
+        const names = (line: string, route: string) =>
+          new RegExp(`${route.replace(/[/:]/g, "\\$&")}(?![\\w/:])`).test(line) && !line.includes("(like `")
+        for (const path of ["/llms.txt", "/AGENTS.md", "/agents.txt", "/starter.md"]) {
+          const text = yield* Effect.promise(() =>
+            desk.request(path, { headers: { accept: "*/*" } }).then((_) => _.text())
+          )
+          for (const line of text.split("\n")) {
+            for (const { method, path: route } of needing) {
+              if (names(line, `${method} ${route}`)) expect(line, `${path}: ${line}`).toContain("X-AGENT-ID")
+            }
+          }
+        }
+        const agents = yield* Effect.promise(() => desk.request("/agents.json").then(readJson))
+        expect(agents.routes).toContainEqual({
+          method: "POST",
+          path: "/api/handoffs/:id/feedback",
+          summary: expect.any(String),
+          agentHeader: "required"
+        })
+        expect(agents.routes).toContainEqual(expect.objectContaining({ path: "/api/discover", agentHeader: "none" }))
+      }))
+
     it.effect("the JSON documents point at the sandbox, the OpenAPI document and every other document", () =>
       Effect.gen(function*() {
         const desk = yield* TestDesk
