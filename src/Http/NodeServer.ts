@@ -35,6 +35,15 @@ const headersSeconds = (timeouts: Timeouts) => Math.min(timeouts.requestSeconds,
  */
 const refusal = (code: string | undefined, timeouts: Timeouts) => {
   switch (code) {
+    case "ASTERISK_FORM":
+      return {
+        status: "400 Bad Request",
+        body: {
+          ok: false,
+          error: "bad_request",
+          message: "Only OPTIONS takes the request target *; ask for a path, such as /api/status."
+        }
+      }
     case "MISSING_HOST":
       return {
         status: "400 Bad Request",
@@ -186,10 +195,10 @@ export const makeServer = (
     socket.end(rawResponse(status, body))
   })
   refuseUpgrades(server)
-  holdUntilServed(server, admission, (response) => {
-    onRefused("MISSING_HOST")
-    refuse(response, "MISSING_HOST", timeouts)
-  }, (response) => refuse(response, "NOT_SERVING", timeouts))
+  holdUntilServed(server, admission, (response, code) => {
+    if (code !== "NOT_SERVING") onRefused(code)
+    refuse(response, code, timeouts)
+  })
   return server
 }
 
@@ -211,19 +220,29 @@ const hostless = (request: IncomingMessage) =>
   request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor >= 1
 
 /**
+ * Why Node's parsed request is refused before the desk sees it: an HTTP/1.1 request without `Host`, or the target
+ * `*` on a method other than OPTIONS (RFC 9112 3.2.4; Node parses it and the router took `GET *` for `GET /`).
+ */
+const malformed = (request: IncomingMessage): "MISSING_HOST" | "ASTERISK_FORM" | undefined =>
+  hostless(request) ? "MISSING_HOST" : request.url === "*" && request.method !== "OPTIONS" ? "ASTERISK_FORM" : undefined
+
+/** Why a request is answered by `refuse` instead of the desk: it is malformed, or it came while the server closed. */
+export type Refused = "MISSING_HOST" | "ASTERISK_FORM" | "NOT_SERVING"
+
+/**
  * The server listens as soon as its layer is built, while the API behind it is still being built; Node drops a
  * request that arrives before any "request" listener exists (it is never answered). Such requests wait here
- * and go to the desk's handler as soon as it is attached. An HTTP/1.1 request without `Host` goes to
- * `refuseHostless` instead, which answers it.
+ * and go to the desk's handler as soon as it is attached. A malformed request (`malformed`) goes to `refuse`
+ * instead, which answers it, as do requests held when the server closes without ever serving.
  */
 export const holdUntilServed = (
   server: Server,
   admission: AdmissionOptions | undefined,
-  refuseHostless: (response: ServerResponse) => void,
-  refuseUnserved: (response: ServerResponse) => void
+  refuse: (response: ServerResponse, why: Refused) => void
 ): void => {
   const held: Array<[IncomingMessage, ServerResponse]> = []
   let closing = false
+  const refuseUnserved = (response: ServerResponse) => refuse(response, "NOT_SERVING")
   const hold: RequestListener = (request, response) => {
     if (closing) return refuseUnserved(response)
     held.push([request, response])
@@ -245,8 +264,10 @@ export const holdUntilServed = (
     server.off("request", hold)
     // After the listener is in place (newListener fires just before), in arrival order.
     queueMicrotask(() => {
-      const served: RequestListener = (request, response) =>
-        hostless(request) ? refuseHostless(response) : listener.call(server, request, response)
+      const served: RequestListener = (request, response) => {
+        const why = malformed(request)
+        return why === undefined ? listener.call(server, request, response) : refuse(response, why)
+      }
       const serve = inConnectionOrder(admission === undefined ? served : admitted(served, admission))
       server.off("request", listener)
       server.on("request", serve)

@@ -41,7 +41,7 @@ const rawAnswer = (port: number, request: string) =>
   })
 
 describe("the Node server", () => {
-  it("answers in JSON what Node would refuse on its own: no Host, an unknown Expect, CONNECT", async () => {
+  it("answers in JSON what Node would refuse on its own: no Host, an unknown Expect, CONNECT, `*` but for OPTIONS", async () => {
     const server = makeServer({ requestSeconds: 5 })
     let served = 0
     server.on("request", (_request, response) => {
@@ -55,12 +55,15 @@ describe("the Node server", () => {
       const answers = await Promise.all([
         rawAnswer(port, "GET /api/status HTTP/1.1\r\nAccept: application/json\r\n\r\n"),
         rawAnswer(port, "GET /api/status HTTP/1.1\r\nHost: desk\r\nExpect: foo\r\nConnection: close\r\n\r\n"),
-        rawAnswer(port, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        rawAnswer(port, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"),
+        // The target `*` is OPTIONS' alone: the router took `GET *` for `GET /`.
+        rawAnswer(port, "GET * HTTP/1.1\r\nHost: desk\r\nConnection: close\r\n\r\n")
       ])
       const expected = [
         ["400", "bad_request"],
         ["417", "expectation_failed"],
-        ["405", "method_not_allowed"]
+        ["405", "method_not_allowed"],
+        ["400", "bad_request"]
       ]
       for (const [i, text] of answers.entries()) {
         const [status, code] = expected[i]!
@@ -77,7 +80,9 @@ describe("the Node server", () => {
         "POST /x HTTP/1.1\r\nHost: desk\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
       )
       expect(continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
-      expect(served).toBe(2)
+      const options = await rawAnswer(port, "OPTIONS * HTTP/1.1\r\nHost: desk\r\nConnection: close\r\n\r\n")
+      expect(options).toMatch(/^HTTP\/1\.1 200 /)
+      expect(served).toBe(3)
     } finally {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
