@@ -4,7 +4,7 @@ import * as MemoryRateStore from "../adapters/ratelimit/Memory.ts"
 import * as RedisRateStore from "../adapters/ratelimit/Redis.ts"
 import * as DeskReceipt from "../adapters/settlement/DeskReceipt.ts"
 import * as X402 from "../adapters/settlement/X402.ts"
-import { networkChainId, networkConfig, walletKeyConfig } from "../adapters/settlement/X402Config.ts"
+import { chainOnlySetting, networkChainId, networkConfig, walletKeyConfig } from "../adapters/settlement/X402Config.ts"
 import * as OfferReceipt from "../adapters/signing/OfferReceipt.ts"
 import { signingKeyConfig } from "../adapters/signing/OfferReceiptConfig.ts"
 import * as Pglite from "../adapters/storage/Pglite.ts"
@@ -65,6 +65,13 @@ export const SettlementLive = Layer.unwrapEffect(
     const rpcUrl = yield* nonEmpty(Config.string("DESK_CHAIN_RPC_URL"), (url) => url)
     if (Option.isSome(rpcUrl)) return X402.layerConfig
     yield* Config.all([networkConfig, walletKeyConfig])
+    const unused = yield* chainOnlySetting
+    if (Option.isSome(unused)) {
+      return yield* new StartupError({
+        message: `${unused.value} is set but the desk has no chain to use it: set DESK_CHAIN_RPC_URL, or unset ` +
+          `${unused.value} (without a chain the desk writes ledger receipts only)`
+      })
+    }
     if ((yield* DeskConfig).paymentRequired) {
       return yield* new StartupError({
         message: "DESK_PAYMENT_REQUIRED=true needs a chain to take payments: set DESK_CHAIN_RPC_URL (with " +

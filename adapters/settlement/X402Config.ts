@@ -161,6 +161,22 @@ const nonEmpty = (name: string) =>
 const nonEmptySecret = (name: string) =>
   Config.redacted(name).pipe(Config.option, Config.map(Option.filter((_) => Redacted.value(_).trim() !== "")))
 
+/**
+ * The settings that only a chain uses (where payments go, which token, which facilitator): the first one set, if
+ * any. Set without DESK_CHAIN_RPC_URL they would do nothing, and the desk would sell for ledger receipts, silently.
+ */
+export const chainOnlySetting: Config.Config<Option.Option<string>> = Config.all(
+  [
+    "DESK_PAY_TO",
+    "DESK_ASSET_ADDRESS",
+    "DESK_ASSET_NAME",
+    "DESK_ASSET_VERSION",
+    "DESK_FACILITATOR_URL",
+    "DESK_FACILITATOR_HEADERS",
+    "DESK_FACILITATOR_TOKEN"
+  ].map((name) => Config.map(nonEmptySecret(name), (set) => Option.as(set, name)))
+).pipe(Config.map(Option.firstSomeOf))
+
 const raw = Config.all({
   rpcUrl: Config.url("DESK_CHAIN_RPC_URL"),
   network: networkConfig,

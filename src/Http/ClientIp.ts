@@ -100,7 +100,7 @@ export const parseTrustedProxies = (list: string): Either.Either<ReadonlySet<str
   for (const entry of list.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
     const ip = normalizeIp(entry)
     if (ip === undefined) {
-      return Either.left(ConfigError.InvalidData([], `"${entry}" is not an IP address`))
+      return Either.left(ConfigError.InvalidData(["DESK_TRUST_PROXY"], `"${entry}" is not an IP address`))
     }
     ips.add(ip)
   }

@@ -30,7 +30,9 @@ describe("a desk that cannot start says why in one line and exits 1", () => {
       [{ PORT: "0", DESK_PUBLIC_URL: "notaurl" }, /DESK_PUBLIC_URL/],
       // Redis' client said only "Invalid URL".
       [{ REDIS_URL: "::not-a-url::" }, /REDIS_URL must be a redis:\/\//],
-      [{ REDIS_URL: "redis://127.0.0.1:abc" }, /REDIS_URL must be a redis:\/\//]
+      [{ REDIS_URL: "redis://127.0.0.1:abc" }, /REDIS_URL must be a redis:\/\//],
+      // The message named no variable ("Invalid data at : ...").
+      [{ DESK_TRUST_PROXY: "10.0.0.1, garbage" }, /DESK_TRUST_PROXY.*"garbage" is not an IP address/]
     ])
   }, 120_000)
 
@@ -59,7 +61,11 @@ describe("a desk that cannot start says why in one line and exits 1", () => {
       [
         { DESK_WALLET_PRIVATE_KEY: "not-a-key", DESK_CHAIN_RPC_URL: "http://127.0.0.1:1" },
         /DESK_WALLET_PRIVATE_KEY must be 0x/
-      ]
+      ],
+      // Without a chain these did nothing, typo or not: the desk started and sold for ledger receipts.
+      [{ DESK_PAY_TO: "0x12" }, /^handoff-desk: cannot start: DESK_PAY_TO is set but the desk has no chain.*RPC_URL/],
+      [{ DESK_FACILITATOR_URL: "notaurl" }, /DESK_FACILITATOR_URL is set but the desk has no chain/],
+      [{ DESK_PAY_TO: "0x12", DESK_CHAIN_RPC_URL: "http://127.0.0.1:1" }, /DESK_PAY_TO/]
     ])
   }, 300_000)
 
