@@ -83,17 +83,22 @@ const discoverFields = <I>(number: NumberInput<I>) => ({
   )
 })
 
+/** The filters a listing deeper than the result window is told to use instead. */
+const NARROWED_BY = ["q", "tag", "maxPrice", "minSavings", "minReconstruct", "since", "vendor"]
+
 /**
  * Query parameters of GET /api/discover and GET /api/handoffs (and of the HTML catalog); every one is optional.
  * The result window is part of the schema, so every front door that decodes with it refuses the same pages.
  */
 export const DiscoverParams = withinResultWindow(
-  Schema.Struct(discoverFields(fromText)).annotations({ parseOptions: { errors: "all" } })
+  Schema.Struct(discoverFields(fromText)).annotations({ parseOptions: { errors: "all" } }),
+  NARROWED_BY
 )
 
 /** The same query as MCP arguments (search_handoffs): the same fields and rules, with numbers as JSON numbers. */
 export const DiscoverArguments = withinResultWindow(
-  Schema.Struct(discoverFields(asNumber)).annotations({ parseOptions: { errors: "all" } })
+  Schema.Struct(discoverFields(asNumber)).annotations({ parseOptions: { errors: "all" } }),
+  NARROWED_BY
 )
 
 export type DiscoverParams = typeof DiscoverParams.Type

@@ -59,8 +59,11 @@ export const pagingOf = (
 export const pagesOf = (total: number, limit: number) =>
   Math.min(Math.ceil(total / limit), Math.floor(RESULT_WINDOW / limit))
 
-/** The result window as a rule on a query's schema, reported on `page` so that the issue names what to change. */
-export const withinResultWindow = <S extends Schema.Schema.Any>(schema: S) =>
+/**
+ * The result window as a rule on a query's schema, reported on `page` so that the issue names what to change:
+ * `narrowedBy`, the query's own filters.
+ */
+export const withinResultWindow = <S extends Schema.Schema.Any>(schema: S, narrowedBy: ReadonlyArray<string>) =>
   schema.pipe(
     Schema.filter((params: { readonly page?: number | undefined; readonly limit?: number | undefined }) => {
       const { limit, offset } = pagingOf(params)
@@ -68,7 +71,7 @@ export const withinResultWindow = <S extends Schema.Schema.Any>(schema: S) =>
         path: ["page"],
         message:
           `page ${params.page} of ${limit} reaches past result ${RESULT_WINDOW}, the deepest any listing goes; ` +
-          "narrow the query (q, tag, maxPrice, since, vendor, payer, filer) instead of paging further"
+          `narrow the query (${narrowedBy.join(", ")}) instead of paging further`
       }
     })
   )

@@ -305,6 +305,10 @@ for (const backend of backends) {
             expect(json).toMatchObject({ ok: false, error: "invalid_query" })
             expect(json.issues.map((_: { path: string }) => _.path), path).toEqual(["page"])
             expect(json.message, path).toContain("narrow the query")
+            // Each listing names its own filters: a receipt listing has no q, a search no payer.
+            expect(json.message, path).toContain(
+              path.startsWith("/api/receipts") ? "(payer, filer)" : "(q, tag, maxPrice, minSavings, minReconstruct,"
+            )
           }
         }))
 
