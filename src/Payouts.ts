@@ -87,13 +87,14 @@ const make = Effect.gen(function*() {
 
     const signAndSend = Effect.gen(function*() {
       const signed = yield* step(rail.sign(row.to_address!, row.amount_micro, row.receipt_id))
-      if (signed._tag === "Left") return yield* failed(signed.left)
+      if (signed._tag === "Left") {
+        // Given up on after it took a nonce (it timed out as it signed): the next transaction must not skip it.
+        yield* rail.resetNonces
+        return yield* failed(signed.left)
+      }
       // Committed before the broadcast, and only while the lease is held: bytes that could not be stored are never sent.
       const stored = yield* repo.storeSigned(lease, signed.right)
-      if (!stored) {
-        yield* rail.resetNonces
-        return yield* held(false)
-      }
+      if (!stored) return yield* held(false)
       return yield* broadcast(signed.right)
     })
 
@@ -128,7 +129,12 @@ const make = Effect.gen(function*() {
     }).pipe(
       Effect.catchTag(
         "LostLease",
-        (lost) => Effect.logInfo("payout lease lost to another worker; stopping", lost.receiptId)
+        (lost) =>
+          // It may have signed what it will never send: the wallet's next transaction takes the chain's nonce.
+          Effect.zipRight(
+            rail.resetNonces,
+            Effect.logInfo("payout lease lost to another worker; stopping", lost.receiptId)
+          )
       )
     )
   }

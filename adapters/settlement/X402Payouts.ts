@@ -6,7 +6,8 @@ import type { X402Settings } from "./X402Config.ts"
 
 const describe = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0]! : String(error))
 
-const attempt = <A>(run: () => Promise<A>) =>
+/** A call of the chain; `signal` is aborted once the effect is interrupted (its step timed out, its worker stopped). */
+const attempt = <A>(run: (signal: AbortSignal) => Promise<A>) =>
   Effect.tryPromise({ try: run, catch: (error) => new PayoutFailure({ message: describe(error) }) })
 
 /** viem's HTTP transport tries a call twice (retryCount 1), with a short backoff between the tries. */
@@ -29,26 +30,42 @@ export const makePayouts = (settings: X402Settings, chain: Chain): Option.Option
     const nonces = { address: account.address, chainId: settings.chainId, client: wallet }
     const callMs = CALL_TRIES * settings.rpcTimeoutMs + RETRY_BACKOFF_MS
 
+    const forgetNonces = () => account.nonceManager!.reset(nonces)
+    const resetNonces = Effect.sync(forgetNonces)
+
+    /**
+     * The nonce is taken last, after every call that can fail, so a failed preparation leaves no gap; and only
+     * while the step still waits for it. A step given up on (timed out, a worker paused past it) leaves its
+     * promise running: a nonce it took afterwards would sign a transaction no one sends, and the counter, which
+     * never goes below the last nonce it handed out, would sign every later transaction of the wallet (payouts and
+     * settlements) one too high, queued behind the gap for good. So a preparation that lands after its step was
+     * given up takes none, and a nonce taken for a transaction that is then not signed is handed back (the
+     * counter starts again from the chain's).
+     */
     const sign = (to: string, amountMicro: number, reference: string) =>
-      attempt(async (): Promise<SignedPayout> => {
+      attempt(async (signal): Promise<SignedPayout> => {
         // The reference makes every payout's bytes, hence its hash, its own: two payouts of one amount to one
         // filer that drew the same nonce stay two transactions, and a mined payout can be found by it.
         const data = payoutData(to, amountMicro, reference)
-        // The nonce is taken last, after every call that can fail, so a failed preparation leaves no gap.
         const prepared = await wallet.prepareTransactionRequest({
           account: account.address,
           to: settings.asset.address,
           data,
           parameters: ["fees", "gas", "chainId", "type"]
         })
+        signal.throwIfAborted()
         const nonce = await account.nonceManager!.consume(nonces)
-        const signedTx = await account.signTransaction(
-          { ...prepared, nonce } as Parameters<typeof account.signTransaction>[0]
-        )
-        return { signedTx, txHash: keccak256(signedTx), txNonce: nonce }
+        try {
+          signal.throwIfAborted()
+          const signedTx = await account.signTransaction(
+            { ...prepared, nonce } as Parameters<typeof account.signTransaction>[0]
+          )
+          return { signedTx, txHash: keccak256(signedTx), txNonce: nonce }
+        } catch (error) {
+          forgetNonces()
+          throw error
+        }
       })
-
-    const resetNonces = Effect.sync(() => account.nonceManager!.reset(nonces))
 
     const broadcast = (signedTx: string) =>
       attempt(() => wallet.sendRawTransaction({ serializedTransaction: signedTx as Hex })).pipe(
