@@ -267,7 +267,10 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         return { _tag: "Claimed" as const, row }
       })).pipe(
         // A concurrent request with the same payment, payment id, or another payment for this unlock, claimed first.
-        Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? Effect.fail(pending()) : Effect.die(error))),
+        Effect.catchTag(
+          "SqlError",
+          (error) => isUniqueViolation(error) ? Effect.succeed({ _tag: "Conflict" as const }) : Effect.die(error)
+        ),
         Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
       )
 
@@ -295,26 +298,39 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       return resume(row)
     }
 
+    /**
+     * The answer for a payment (or payment id) that a claim already holds, which decides it: its own outcome for the
+     * unlock it claimed, `payment_already_used` for any other; none for a payment no claim holds.
+     */
+    const claimedBefore = (agent: DeskId, handoff: SealedRow, payment: VerifiedPayment, offer: Offer) =>
+      Effect.gen(function*() {
+        const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
+        if (Option.isSome(prior)) {
+          if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) {
+            return Option.some(yield* resume(prior.value))
+          }
+          return yield* Effect.fail(
+            refused(
+              offer,
+              "payment_already_used",
+              "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
+            )
+          )
+        }
+        if (payment.paymentId !== null) {
+          const named = yield* settlements.byPaymentId(payment.paymentId)
+          if (Option.isSome(named)) return Option.some(yield* sameIdAgain(named.value, agent, handoff, offer))
+        }
+        return Option.none<Unlocked>()
+      })
+
     const unlock = fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
       const offer = offerOf(publicUrl, handoff)
       const checked = yield* check(offer, header)
       if (Either.isLeft(checked)) return yield* Effect.fail(refused(offer, checked.left.reason, checked.left.message))
       const payment = checked.right
-      const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
-      if (Option.isSome(prior)) {
-        if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) return yield* resume(prior.value)
-        return yield* Effect.fail(
-          refused(
-            offer,
-            "payment_already_used",
-            "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
-          )
-        )
-      }
-      if (payment.paymentId !== null) {
-        const named = yield* settlements.byPaymentId(payment.paymentId)
-        if (Option.isSome(named)) return yield* sameIdAgain(named.value, agent, handoff, offer)
-      }
+      const seen = yield* claimedBefore(agent, handoff, payment, offer)
+      if (Option.isSome(seen)) return seen.value
       const live = yield* settlements.live(agent, handoff.seq)
       if (Option.isSome(live)) {
         // An earlier payment for this unlock is still settling: this one stays unused unless that one fails.
@@ -334,6 +350,14 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       const claimed = yield* claim(agent, handoff, payment, fromBlock, !spentAlready)
       if (claimed._tag === "Unlocked") {
         return { alreadyUnlocked: true, receipt: claimed.receipt, settled: Option.none() } satisfies Unlocked
+      }
+      if (claimed._tag === "Conflict") {
+        // A concurrent request claimed first: with this payment or payment id, whose claim decides this answer as
+        // it would have a moment later (another unlock's is `payment_already_used` now, not a 202 first); or with
+        // another payment for this unlock, still settling.
+        const decided = yield* claimedBefore(agent, handoff, payment, offer)
+        if (Option.isSome(decided)) return decided.value
+        return yield* Effect.fail(pending())
       }
       return yield* attempt(claimed.row, spentAlready)
     })

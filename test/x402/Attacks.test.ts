@@ -237,6 +237,29 @@ for (const backend of backends) {
           yield* expectAuditPasses
         }))
 
+      it.effect("one payment sent at once for several unlocks buys one; the others are told so at once, not 202", () =>
+        Effect.gen(function*() {
+          const { balanceOf, chain } = yield* TestChain
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const { id: samePrice } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const [buyer, thief] = [newAgentId(), newAgentId()]
+          const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+          const header = yield* Effect.promise(() => forger(chain).v2(PRICE))
+          const tries = [[id, buyer], [samePrice, buyer], [id, thief], [samePrice, thief]] as const
+          // The losers lost the claim's race (its unique keys) and were told "pending, retry with the same payment",
+          // which then answered payment_already_used.
+          const answers = yield* Effect.all(
+            tries.map(([handoff, agent]) => unlockWith(handoff, agent, { "payment-signature": header })),
+            { concurrency: "unbounded" }
+          )
+          expect(answers.map((_) => _.status).sort()).toEqual([200, 402, 402, 402])
+          for (const answer of answers.filter((_) => _.status !== 200)) refusedWith(answer, "payment_already_used")
+          const receipts = [...yield* receiptsOf(buyer), ...yield* receiptsOf(thief)]
+          expect(receipts).toHaveLength(1)
+          expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+          yield* expectAuditPasses
+        }))
+
       it.effect("an identity that holds the unlock is never charged again; its new authorization stays unused", () =>
         Effect.gen(function*() {
           const { balanceOf, chain } = yield* TestChain
