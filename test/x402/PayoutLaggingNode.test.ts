@@ -2,12 +2,20 @@ import { afterAll, describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { createPublicClient, createWalletClient, type Hex, http, parseAbi, toHex } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
+import { createPublicClient, type Hex, http, toHex } from "viem"
 import { Payouts } from "../../src/Payouts.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
-import { eventually, fileHandoff, freshPayee, receiptsOf, TestChain, unlockWith, x402DeskOn } from "./support/Chain.ts"
+import {
+  eventually,
+  fileHandoff,
+  freshPayee,
+  fundDeskWallet,
+  receiptsOf,
+  TestChain,
+  unlockWith,
+  x402DeskOn
+} from "./support/Chain.ts"
 import { forger } from "./support/Forge.ts"
 import { isPayoutBroadcast, txHashOf } from "./support/RpcProxy.ts"
 
@@ -76,21 +84,8 @@ for (const backend of backends) {
             const { balanceOf, chain, proxy } = yield* TestChain
             const payouts = yield* Payouts
             // The desk wallet holds more than one share, so a second payout would not revert for want of funds.
-            const funder = createWalletClient({
-              account: privateKeyToAccount(chain.accounts.other.privateKey),
-              chain: chain.chain,
-              transport: http(chain.rpcUrl)
-            })
+            yield* fundDeskWallet(5_000_000n)
             const reader = createPublicClient({ chain: chain.chain, transport: http(chain.rpcUrl) })
-            const funded = yield* Effect.promise(() =>
-              funder.writeContract({
-                address: chain.tokenAddress,
-                abi: parseAbi(["function transfer(address to, uint256 value) returns (bool)"]),
-                functionName: "transfer",
-                args: [chain.accounts.desk.address, 5_000_000n]
-              })
-            )
-            yield* Effect.promise(() => reader.waitForTransactionReceipt({ hash: funded }))
 
             const payee = freshPayee()
             const { id } = yield* fileHandoff(0.2, payee)

@@ -1,10 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { createPublicClient, createWalletClient, http, parseAbi } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
+import { createPublicClient, http } from "viem"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { PayoutChannel } from "../../src/Payouts/Rail.ts"
-import { freshPayee, TestChain, x402DeskOn } from "./support/Chain.ts"
+import { freshPayee, fundDeskWallet, TestChain, x402DeskOn } from "./support/Chain.ts"
 import { isPayoutPreparation, type RpcCall } from "./support/RpcProxy.ts"
 
 /**
@@ -25,21 +24,7 @@ describe("the payout rail's nonces", () => {
           anvil.getTransactionCount({ address: chain.accounts.desk.address, blockTag: "pending" })
         )
         const payee = freshPayee()
-        // A payout's preparation estimates its transfer, which needs the desk wallet to hold the USDC.
-        const buyer = createWalletClient({
-          chain: chain.chain,
-          transport: http(chain.rpcUrl),
-          account: privateKeyToAccount(chain.accounts.buyer.privateKey)
-        })
-        const funded = yield* Effect.promise(() =>
-          buyer.writeContract({
-            address: chain.tokenAddress,
-            abi: parseAbi(["function transfer(address to, uint256 value) returns (bool)"]),
-            functionName: "transfer",
-            args: [chain.accounts.desk.address, 1_000_000n]
-          })
-        )
-        yield* Effect.promise(() => anvil.waitForTransactionReceipt({ hash: funded }))
+        yield* fundDeskWallet(1_000_000n)
         const payOut = (reference: string) =>
           Effect.gen(function*() {
             const signed = yield* rail.sign(payee, 1, reference)

@@ -6,7 +6,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client"
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/client"
 import { wrapFetchWithPayment } from "@x402/fetch"
 import { Context, Effect, Layer, Logger, Option, Redacted } from "effect"
-import { type Address, createPublicClient, type Hex, http, parseAbi, toHex } from "viem"
+import { type Address, createPublicClient, createWalletClient, type Hex, http, parseAbi, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import * as LocalChain from "../../../adapters/chain/LocalChain.ts"
 import * as X402 from "../../../adapters/settlement/X402.ts"
@@ -177,6 +177,29 @@ export const nowSeconds = () => Math.floor(Date.now() / 1000)
 /** A payout address of one test's own, so its balance moves only with that test's payouts. */
 export const freshPayee = () => privateKeyToAccount(generatePrivateKey()).address
 export const freshNonce = (): Hex => toHex(crypto.getRandomValues(new Uint8Array(32)))
+
+/**
+ * Sends `amount` micro-USDC from the `other` account to the desk wallet, mined: a payout is estimated (and would
+ * revert) against what the wallet holds.
+ */
+export const fundDeskWallet = (amount: bigint) =>
+  Effect.flatMap(TestChain, ({ chain }) =>
+    Effect.promise(async () => {
+      const funder = createWalletClient({
+        account: privateKeyToAccount(chain.accounts.other.privateKey),
+        chain: chain.chain,
+        transport: http(chain.rpcUrl)
+      })
+      const hash = await funder.writeContract({
+        address: chain.tokenAddress,
+        abi: parseAbi(["function transfer(address to, uint256 value) returns (bool)"]),
+        functionName: "transfer",
+        args: [chain.accounts.desk.address, amount]
+      })
+      await createPublicClient({ chain: chain.chain, transport: http(chain.rpcUrl) }).waitForTransactionReceipt({
+        hash
+      })
+    }))
 
 /** Polls until `done` holds (the background worker runs on its own fiber), at most `tries` × 100 ms. */
 export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean, tries = 100) =>
