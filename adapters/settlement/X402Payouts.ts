@@ -39,8 +39,8 @@ export const makePayouts = (settings: X402Settings, chain: Chain): Option.Option
      * promise running: a nonce it took afterwards would sign a transaction no one sends, and the counter, which
      * never goes below the last nonce it handed out, would sign every later transaction of the wallet (payouts and
      * settlements) one too high, queued behind the gap for good. So a preparation that lands after its step was
-     * given up takes none, and a nonce taken for a transaction that is then not signed is handed back (the
-     * counter starts again from the chain's).
+     * given up takes none, and a nonce taken for a transaction that is then not signed, or signed for a step no
+     * longer waiting, is handed back (the counter starts again from the chain's).
      */
     const sign = (to: string, amountMicro: number, reference: string) =>
       attempt(async (signal): Promise<SignedPayout> => {
@@ -60,6 +60,7 @@ export const makePayouts = (settings: X402Settings, chain: Chain): Option.Option
           const signedTx = await account.signTransaction(
             { ...prepared, nonce } as Parameters<typeof account.signTransaction>[0]
           )
+          signal.throwIfAborted()
           return { signedTx, txHash: keccak256(signedTx), txNonce: nonce }
         } catch (error) {
           forgetNonces()
