@@ -362,12 +362,17 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       return yield* attempt(claimed.row, spentAlready)
     })
 
-    /** The settlement behind an existing receipt, when this header is the payment that bought it. */
+    /**
+     * The settlement behind an existing receipt, when this header is the payment that bought it, or a retry under
+     * that payment's id with another authorization (which gets the first purchase's outcome, its settlement too).
+     */
     const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
       Effect.gen(function*() {
         const payment = Either.getRight(yield* check(offerOf(publicUrl, handoff), header))
         if (Option.isNone(payment)) return Option.none()
-        const row = yield* settlements.byNonce(payment.value.payerAddress, payment.value.nonce)
+        const { nonce, payerAddress, paymentId } = payment.value
+        const byNonce = yield* settlements.byNonce(payerAddress, nonce)
+        const row = Option.isSome(byNonce) || paymentId === null ? byNonce : yield* settlements.byPaymentId(paymentId)
         return Option.flatMap(
           Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq),
           settledOf

@@ -46,7 +46,12 @@ for (const backend of backends) {
           })
           expect(first.status).toBe(200)
           expect(first.json.alreadyUnlocked).toBe(false)
-          // Two retries, each with an authorization never seen: the first outcome, nothing settled.
+          const settlementOf = (answer: typeof first) =>
+            JSON.parse(Buffer.from(answer.headers.get("payment-response") ?? "bnVsbA==", "base64").toString())
+          const settlement = settlementOf(first)
+          expect(settlement).toMatchObject({ success: true, transaction: first.json.receipt.txHash })
+          // Two retries, each with an authorization never seen: the first outcome, nothing settled. The outcome
+          // includes its settlement (it came without PAYMENT-RESPONSE when the retry's authorization was new).
           for (let retry = 0; retry < 2; retry++) {
             const again = yield* unlockWith(handoff, buyer, {
               "payment-signature": yield* paymentUnder(handoff, paymentId)
@@ -55,6 +60,13 @@ for (const backend of backends) {
             expect(again.json).toMatchObject({
               alreadyUnlocked: true,
               receipt: { receiptId: first.json.receipt.receiptId }
+            })
+            // Its offer-receipt is signed anew (issuedAt), for the same transaction.
+            expect(settlementOf(again)).toMatchObject({
+              success: true,
+              transaction: settlement.transaction,
+              payer: settlement.payer,
+              amount: settlement.amount
             })
           }
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
