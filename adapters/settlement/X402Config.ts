@@ -140,6 +140,13 @@ const facilitatorHeadersOf = (
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       return yield* invalid("DESK_FACILITATOR_HEADERS", HEADERS_FORMAT)
     }
+    // Checked on its own, so a bad token is named as the variable that was set (its value is never printed).
+    if (Option.isSome(token) && !HEADER_VALUE.test(Redacted.value(token.value).trim())) {
+      return yield* invalid(
+        "DESK_FACILITATOR_TOKEN",
+        "DESK_FACILITATOR_TOKEN holds a line break or control character"
+      )
+    }
     const keys = Object.keys(parsed)
     const perCall = keys.length > 0 && keys.every((key) => (FACILITATOR_CALLS as ReadonlyArray<string>).includes(key))
     const calls: Record<string, Record<string, string>> = {}

@@ -255,6 +255,11 @@ describe("x402 with a hosted facilitator that wants credentials", () => {
     expect(split).toContain("line break")
     expect(split).not.toContain("secret")
     expect(failure({ ...url, DESK_FACILITATOR_HEADERS: "{\"Bad Name\":\"v\"}" })).toContain("invalid header")
+    // A token is named as itself, not as the header it becomes (the message said DESK_FACILITATOR_HEADERS).
+    const badToken = failure({ ...url, DESK_FACILITATOR_TOKEN: "secret\nHost: x" })
+    expect(badToken).toContain("DESK_FACILITATOR_TOKEN holds a line break")
+    expect(badToken).not.toContain("DESK_FACILITATOR_HEADERS")
+    expect(badToken).not.toContain("secret")
   })
 
   layer(hostedDesks, { timeout: 120_000, excludeTestServices: true })((it) => {
