@@ -269,7 +269,8 @@ const make = Effect.gen(function*() {
    * The body for a wallet that signed in (Sign-In-With-X) instead of naming an identity: read as the identity its
    * payment bought it for. The proof is spent only when it reads.
    */
-  const bodyForWallet = fn("Ledger.bodyForWallet")(function*(handoffId: string, proof: SignInProof) {
+  /** The body for the wallet that paid, its proof spent; `spend` false (a HEAD) checks the proof and keeps it. */
+  const bodyForWallet = fn("Ledger.bodyForWallet")(function*(handoffId: string, proof: SignInProof, spend = true) {
     const handoff = yield* sealed(handoffId)
     const bought = yield* receipts.findPaidBy(proof.address, handoff.seq)
     if (Option.isNone(bought)) {
@@ -281,7 +282,10 @@ const make = Effect.gen(function*() {
         })
       )
     }
-    if (!(yield* signInNonces.consume(proof.nonce, proof.acceptedUntil))) {
+    const fresh = spend
+      ? yield* signInNonces.consume(proof.nonce, proof.acceptedUntil)
+      : !(yield* signInNonces.used(proof.nonce))
+    if (!fresh) {
       return yield* Effect.fail(
         new SignInRefused({
           reason: "siwx_nonce_used",

@@ -59,14 +59,15 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
           const resourceUrl = `${publicUrl}/api/handoffs/${path.id}/body`
           const proof = headers["sign-in-with-x"]
           const payment = paymentOf(headers)
+          // HEAD only asks what a GET would answer: it never pays, nor spends a sign-in (each reads once).
+          const { method } = yield* HttpServerRequest.HttpServerRequest
           if (proof !== undefined && proof.trim() !== "") {
-            const body = yield* ledger.bodyForWallet(path.id, yield* signIn.verify(proof, resourceUrl))
+            const verified = yield* signIn.verify(proof, resourceUrl)
+            const body = yield* ledger.bodyForWallet(path.id, verified, method !== "HEAD")
             return encodedAsIs(BodyResponse, body, PRIVATE_ANSWER)
           }
           // A blank X-AGENT-ID is no identity: the caller gets the 402 challenge, like a caller without one.
           const agent = yield* CallingAgent
-          // HEAD only asks what a GET would answer: it never pays.
-          const { method } = yield* HttpServerRequest.HttpServerRequest
           if (Option.isNone(payment) || method === "HEAD") {
             return encodedAsIs(BodyResponse, yield* ledger.body(path.id, agent), PRIVATE_ANSWER)
           }

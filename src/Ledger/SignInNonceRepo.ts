@@ -16,7 +16,11 @@ const make = Effect.gen(function*() {
       return inserted.length === 1
     })).pipe(Effect.orDie)
 
-  return { consume } as const
+  /** Whether a sign-in nonce was presented already, without presenting it (a HEAD asks what a GET would answer). */
+  const used = (nonce: string) =>
+    Effect.map(sql`SELECT 1 FROM siwx_nonces WHERE nonce = ${nonce}`, (rows) => rows.length > 0).pipe(Effect.orDie)
+
+  return { consume, used } as const
 })
 
 export class SignInNonceRepo extends Context.Tag("SignInNonceRepo")<

@@ -55,6 +55,17 @@ for (const backend of backends) {
       const readWith = (id: string, header: string) =>
         send(`/api/handoffs/${id}/body`, { headers: { [SIGN_IN_WITH_X]: header } })
 
+      /** A fresh proof by the buyer wallet for `id`'s body, signed over its challenge. */
+      const signedFor = (id: string) =>
+        Effect.gen(function*() {
+          const { chain } = yield* TestChain
+          const info = yield* challengeOf(id)
+          const buyer = privateKeyToAccount(chain.accounts.buyer.privateKey)
+          return yield* Effect.promise(() =>
+            createSIWxPayload(info, buyer, `${PUBLIC_URL}/api/handoffs/${id}/body`).then(encodeSIWxHeader)
+          )
+        })
+
       it.effect("the wallet that paid reads the body with no X-AGENT-ID, through x402's own wrapFetchWithSIWx", () =>
         Effect.gen(function*() {
           const { chain } = yield* TestChain
@@ -76,6 +87,14 @@ for (const backend of backends) {
           expect(response.status).toBe(200)
           expect(read).toEqual((yield* send(`/api/handoffs/${id}/body`, { agent })).json)
           expect(sent).toHaveLength(1)
+
+          // HEAD asks what a GET would answer and spends no sign-in: a fresh proof still reads after it.
+          const fresh = yield* signedFor(id)
+          const asked = yield* Effect.promise(() =>
+            fetch(`${url}/api/handoffs/${id}/body`, { method: "HEAD", headers: { [SIGN_IN_WITH_X]: fresh } })
+          )
+          expect(asked.status).toBe(200)
+          expect((yield* readWith(id, fresh)).status).toBe(200)
 
           // The same signed message again: a replay.
           const replayed = yield* readWith(id, sent[0]!)
