@@ -17,13 +17,17 @@ const warnings = (preview: Preview) =>
       `times its price or more, and no buyer has marked it useful yet.</p>\n`
     : ""
 
+/** A filer's text, escaped, or a placeholder where it left the field empty (an empty row reads as a broken page). */
+const givenOr = (text: string, placeholder = "not given") =>
+  text.trim() === "" ? `<span class="muted">${placeholder}</span>` : escapeHtml(text)
+
 const provenance = (preview: Preview) => {
   const p = preview.provenance
   if (p === null) return `<p class="muted">The filer did not say which vendor, model or tools did the work.</p>`
   return facts([
-    ["Vendor", escapeHtml(p.vendor)],
-    ["Model", escapeHtml(p.model)],
-    ["Agent", escapeHtml(p.agentName)],
+    ["Vendor", givenOr(p.vendor)],
+    ["Model", givenOr(p.model)],
+    ["Agent", givenOr(p.agentName)],
     // The preview says 0 when the filer gave no duration at all.
     ["Duration", p.durationMs === null && p.durationMinutes === 0 ? "not given" : `${p.durationMinutes} minutes`],
     ["Tools", p.tools.length === 0 ? "none listed" : p.tools.map(escapeHtml).join(", ")]
@@ -47,7 +51,7 @@ ${
     ])
   }
 ${warnings(preview)}<h2>Why pay, in the filer's words</h2>
-<p>${escapeHtml(preview.whyPay)}</p>
+<p>${givenOr(preview.whyPay, "The filer gave no reason; read the claims below.")}</p>
 <h2>What the sealed body claims to contain</h2>
 ${list(preview.contains, "No sections listed.")}
 <h2>What it claims never to contain</h2>

@@ -187,6 +187,19 @@ describe("pages for people", () => {
         expect(timed).toContain("<dt>Duration</dt><dd>30 minutes</dd>")
         expect(timed).toContain("<dt>Work time</dt><dd>not given</dd>")
 
+        // Left out by the filer (the README's own filing): a placeholder, not an empty paragraph or row.
+        const sparse = yield* file({
+          title: "Echidna sparse",
+          whyPay: undefined,
+          provenance: { vendor: "Anthropic", model: "claude", tools: [] }
+        })
+        expect(sparse.whyPay).toBe("")
+        const bare = (yield* get(`/h/${sparse.id}`)).text
+        expect(bare).not.toContain("<p></p>")
+        expect(bare).not.toContain("<dd></dd>")
+        expect(bare).toContain("The filer gave no reason; read the claims below.")
+        expect(bare).toContain(`<dt>Agent</dt><dd><span class="muted">not given</span></dd>`)
+
         const extreme = yield* file({ title: "Echidna extreme claim", priceUsd: 0.01, reconstructUsd: 50 })
         expect(extreme.qualityFlags).toEqual(["unproven_extreme_ratio"])
         expect((yield* get(`/h/${extreme.id}`)).text).toContain(
