@@ -32,7 +32,8 @@ const cumulative = (days: ReadonlyArray<Day>, pick: (day: Day) => number) => {
 
 /**
  * Running totals of spend and earnings per UTC day, drawn on the server as SVG (no script): a step line per
- * series from zero the day before the first activity, the spend cap as a dashed line when it fits the scale.
+ * series from zero the day before the first activity (the dates named are the activity's), the spend cap as a
+ * dashed line, in the legend too, when it fits the scale.
  * Horizontal positions are percentages and the SVG has no viewBox, so it fills any width while its text keeps
  * its size: readable on a phone as on a desktop.
  */
@@ -43,8 +44,10 @@ export const activityChart = (days: ReadonlyArray<Day>, capUsd: number): string 
   const start = dayMs(days[0]!.day) - DAY_MS
   const end = dayMs(days.at(-1)!.day)
   const top = Math.max(spent.at(-1)!, earned.at(-1)!, 0.01)
-  const showCap = capUsd > 0 && capUsd <= top * 1.5
-  const max = niceCeiling((showCap ? Math.max(top, capUsd) : top) * 1.05)
+  // The cap is drawn where it fits the scale the totals take, or stretches it by half at most.
+  const scale = niceCeiling(top * 1.05)
+  const showCap = capUsd > 0 && (capUsd <= scale || capUsd <= top * 1.5)
+  const max = showCap && capUsd > scale ? niceCeiling(capUsd * 1.05) : scale
   const x = (ms: number) => `${round(1 + ((ms - start) / (end - start)) * 98)}%`
   const y = (usdValue: number) => round(TOP + (1 - usdValue / max) * (HEIGHT - TOP - BOTTOM))
   const segment = (x1: string, y1: number, x2: string, y2: number, color: string) =>
@@ -66,8 +69,10 @@ export const activityChart = (days: ReadonlyArray<Day>, capUsd: number): string 
     `<line x1="0" x2="100%" y1="${y(value)}" y2="${y(value)}" stroke="#d0d0d0"/>` +
     `<text x="0" y="${y(value) - 4}">${escapeHtml(usd(value))}</text>`
   )
-  const first = new Date(start).toISOString().slice(0, 10)
+  // The line rises from zero the day before the first activity; the dates named are the agent's own.
+  const first = days[0]!.day
   const last = days.at(-1)!.day
+  const firstAt = x(dayMs(first))
   const middle = new Date(start + Math.round((end - start) / 2 / DAY_MS) * DAY_MS).toISOString().slice(0, 10)
   const cap = showCap
     ? `<line class="cap" x1="0" x2="100%" y1="${y(capUsd)}" y2="${
@@ -88,13 +93,18 @@ ${ticks.join("\n")}
 ${cap}
 ${steps(spent, SPEND_COLOR, "spent")}
 ${steps(earned, EARN_COLOR, "earned")}
-<text x="0" y="${HEIGHT - 8}">${first}</text>
+${first === last ? "" : `<text x="${firstAt}" y="${HEIGHT - 8}" text-anchor="start">${first}</text>`}
 ${end - start >= 4 * DAY_MS ? `<text x="50%" y="${HEIGHT - 8}" text-anchor="middle">${middle}</text>` : ""}
 <text x="100%" y="${HEIGHT - 8}" text-anchor="end">${last}</text>
 </svg>
 <figcaption><span class="legend"><span class="key" style="border-color:${SPEND_COLOR}"></span>Spent (running total)</span>
 <span class="legend"><span class="key" style="border-color:${EARN_COLOR}"></span>Earned (running total)</span>${
-    showCap || capUsd <= 0 ? "" : `\n<span class="legend">Spend cap ${escapeHtml(usd(capUsd))}: above the chart</span>`
+    capUsd <= 0
+      ? ""
+      : showCap
+      ? `\n<span class="legend"><span class="key" style="border-color:${SPEND_COLOR};border-top-style:dashed"></span>` +
+        `Spend cap ${escapeHtml(usd(capUsd))}</span>`
+      : `\n<span class="legend">Spend cap ${escapeHtml(usd(capUsd))}: above the chart</span>`
   }
 <span>Spent counts what it paid for other agents' handoffs.</span></figcaption>
 </figure>
