@@ -73,7 +73,8 @@ export const toPreview = (row: HandoffRow): Preview => {
       html: `/h/${id}`,
       preview: `/api/handoffs/${id}`,
       unlock: `/api/handoffs/${id}/unlock`,
-      body: `/api/handoffs/${id}/body`
+      body: `/api/handoffs/${id}/body`,
+      filer: `/agents/${row.filer_did}`
     },
     kind: "work",
     origin: row.origin,

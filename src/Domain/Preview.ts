@@ -24,7 +24,8 @@ export const PreviewUrls = Schema.Struct({
   html: Schema.String,
   preview: Schema.String,
   unlock: Schema.String,
-  body: Schema.String
+  body: Schema.String,
+  filer: Schema.String.annotations({ description: "The filer's page for people (/agents/<filerDid>)" })
 })
 
 export const Preview = Schema.Struct({

@@ -37,7 +37,14 @@ export const Receipt = Schema.Struct({
   txHash: Schema.NullOr(Schema.String),
   txUrl: Schema.NullOr(Schema.String),
   network: Schema.String,
-  at: Schema.String
+  at: Schema.String,
+  urls: Schema.Struct({
+    handoff: Schema.String.annotations({ description: "The handoff's page for people (/h/<id>)" }),
+    filer: Schema.String.annotations({ description: "The filer's page (/agents/<filerDid>)" }),
+    payer: Schema.NullOr(Schema.String).annotations({
+      description: "The buyer's own page (/agents/<payer>), for the buyer itself; null where the payer is masked"
+    })
+  }).annotations({ description: "Pages for the people around the agents: the handoff, its filer, the buyer" })
 }).annotations({ identifier: "Receipt" })
 export type Receipt = typeof Receipt.Type
 

@@ -30,7 +30,12 @@ export const toReceipt = (
   txHash: row.payment_tx_hash,
   txUrl: row.payment_tx_hash === null ? null : explorerTxUrl(row.payment_tx_hash),
   network: row.network,
-  at: row.created_at.toISOString()
+  at: row.created_at.toISOString(),
+  urls: {
+    handoff: `/h/${handoffIdOf(row.handoff_seq)}`,
+    filer: `/agents/${row.filer_did}`,
+    payer: audience === "buyer" ? `/agents/${row.payer}` : null
+  }
 })
 
 /** What an unlock answers on REST and MCP alike: the buyer's receipt and where to read the body. */

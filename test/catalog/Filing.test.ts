@@ -86,7 +86,9 @@ for (const backend of backends) {
               html: `/h/${preview.id}`,
               preview: `/api/handoffs/${preview.id}`,
               unlock: `/api/handoffs/${preview.id}/unlock`,
-              body: `/api/handoffs/${preview.id}/body`
+              body: `/api/handoffs/${preview.id}/body`,
+              // The filer's page: the link from a preview to the people's side.
+              filer: `/agents/${preview.filerDid}`
             }
           })
           expect(preview.provenance).toMatchObject({

@@ -64,6 +64,12 @@ for (const backend of backends) {
             filerPayoutTxUrl: null
           })
           expect(first.json.receipt.receiptId).toMatch(/^rcpt_/)
+          // Links to the pages for people: the handoff, its filer, and the buyer's own page (its owner's view).
+          expect(first.json.receipt.urls).toEqual({
+            handoff: `/h/${id}`,
+            filer: `/agents/${filer}`,
+            payer: `/agents/${buyer}`
+          })
 
           const again = yield* unlock(id, buyer)
           expect(again.json.alreadyUnlocked).toBe(true)
@@ -86,6 +92,8 @@ for (const backend of backends) {
           expect(mine.json.receipts[0].payer).toBe(buyer)
           const sold = yield* send(`/api/receipts?filer=${filer}`)
           expect(sold.json.receipts[0].payer).not.toBe(buyer)
+          // A masked payer has no page link: it would name the id the mask hides.
+          expect(sold.json.receipts[0].urls).toEqual({ handoff: `/h/${id}`, filer: `/agents/${filer}`, payer: null })
           expect(JSON.stringify(sold.json)).not.toContain(buyer)
 
           const earnings = yield* send("/api/earnings")
