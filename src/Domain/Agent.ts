@@ -7,12 +7,16 @@ import { UsdAmount } from "./Money.ts"
 export const EvmAddress = Schema.transform(
   Schema.String.pipe(
     Schema.filter((s): boolean => isAddress(s, { strict: true }), {
-      message: () => "must be a 0x-prefixed 20-byte EVM address with a valid EIP-55 checksum"
+      message: () =>
+        "must be a 0x-prefixed 20-byte EVM address: all lowercase, or mixed-case with a valid EIP-55 checksum"
     })
   ),
   Schema.String,
   { strict: true, decode: (s) => getAddress(s), encode: (s) => s }
-).annotations({ identifier: "EvmAddress", description: "EVM address for USDC payouts (EIP-55 checksummed)" })
+).annotations({
+  identifier: "EvmAddress",
+  description: "EVM address for USDC payouts: all lowercase, or with a valid EIP-55 checksum; stored checksummed"
+})
 
 export const AgentRegistration = Schema.Struct({
   id: DeskId,
