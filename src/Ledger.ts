@@ -267,9 +267,9 @@ const make = Effect.gen(function*() {
 
   /**
    * The body for a wallet that signed in (Sign-In-With-X) instead of naming an identity: read as the identity its
-   * payment bought it for. The proof is spent only when it reads.
+   * payment bought it for. The proof is spent only when it reads; `spend` false (a HEAD, which reads nothing)
+   * checks that it is still unspent and leaves it so.
    */
-  /** The body for the wallet that paid, its proof spent; `spend` false (a HEAD) checks the proof and keeps it. */
   const bodyForWallet = fn("Ledger.bodyForWallet")(function*(handoffId: string, proof: SignInProof, spend = true) {
     const handoff = yield* sealed(handoffId)
     const bought = yield* receipts.findPaidBy(proof.address, handoff.seq)
