@@ -53,25 +53,18 @@ const slowStore = (delayMs: number) =>
       Effect.zipRight(Effect.sleep(delayMs), Effect.sync(() => memory.takeNow!(key, limit, windowMicros)))
   }))
 
+/** Answers after the `ms` query parameter's milliseconds (100 by default). */
+const sleepy = Effect.gen(function*() {
+  const params = yield* HttpServerRequest.ParsedSearchParams
+  yield* Effect.sleep(Number(params.ms ?? "100"))
+  return yield* HttpServerResponse.json({ ok: true })
+})
+
 const app = HttpRouter.empty.pipe(
   HttpRouter.get("/api/quick", HttpServerResponse.json({ ok: true })),
-  HttpRouter.get(
-    "/api/sleep",
-    Effect.gen(function*() {
-      const params = yield* HttpServerRequest.ParsedSearchParams
-      yield* Effect.sleep(Number(params.ms ?? "100"))
-      return yield* HttpServerResponse.json({ ok: true })
-    })
-  ),
+  HttpRouter.get("/api/sleep", sleepy),
   // A stand-in for a preview by id: a read that goes in without a turn (src/Desk/RequestRules.ts), taking `ms`.
-  HttpRouter.get(
-    "/api/handoffs/:id",
-    Effect.gen(function*() {
-      const params = yield* HttpServerRequest.ParsedSearchParams
-      yield* Effect.sleep(Number(params.ms ?? "100"))
-      return yield* HttpServerResponse.json({ ok: true })
-    })
-  ),
+  HttpRouter.get("/api/handoffs/:id", sleepy),
   HttpRouter.get("/api/broken", Effect.die("boom")),
   HttpRouter.post(
     "/api/post",
