@@ -11,21 +11,45 @@ const segmentsOf = (path: string) =>
 /** A request's path as the router took it: `//API/handoffs/;x` is `/api/handoffs`. */
 export const routedPath = (url: string) => `/${segmentsOf(url).join("/")}`
 
+const patternsOf = (routes: ReadonlyArray<Route>) =>
+  routes.map(({ method, path }) => ({ method, segments: segmentsOf(path) }))
+
+const matches = (pattern: ReadonlyArray<string>, segments: ReadonlyArray<string>) =>
+  pattern.length === segments.length &&
+  pattern.every((segment, i) => segment.startsWith(":") || segment === segments[i])
+
 /**
  * The methods `routes` answer at a path (with HEAD wherever GET is: the server answers it), for a 405's `Allow`
  * when a request's method is not among them; none where no route has the path.
  */
 export const allowedMethods = (routes: ReadonlyArray<Route>) => {
-  const patterns = routes.map(({ method, path }) => ({ method, segments: segmentsOf(path) }))
+  const patterns = patternsOf(routes)
   return (path: string): ReadonlyArray<string> => {
     const segments = segmentsOf(path)
     const methods = new Set<string>()
-    for (const route of patterns) {
-      const matches = route.segments.length === segments.length &&
-        route.segments.every((segment, i) => segment.startsWith(":") || segment === segments[i])
-      if (matches) methods.add(route.method)
-    }
+    for (const route of patterns) if (matches(route.segments, segments)) methods.add(route.method)
     if (methods.has("GET")) methods.add("HEAD")
     return [...methods].sort()
   }
 }
+
+/** Whether a path segment's %-escapes spell UTF-8: the router matches no route with one that does not. */
+const readable = (segment: string) => {
+  try {
+    decodeURIComponent(segment)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether a request (its method and URL) is one of `routes`, as the router would take it. */
+export const routeTest = (routes: ReadonlyArray<Route>) => {
+  const patterns = patternsOf(routes)
+  return (method: string, url: string): boolean => {
+    const segments = segmentsOf(url)
+    return patterns.some((route) => route.method === method && matches(route.segments, segments)) &&
+      segments.every(readable)
+  }
+}
+export type RouteTest = ReturnType<typeof routeTest>

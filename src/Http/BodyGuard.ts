@@ -2,7 +2,16 @@ import { type HttpServerError, HttpServerRequest, type HttpServerResponse } from
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Either, Option } from "effect"
 import type { IncomingMessage } from "node:http"
-import { InvalidHandoff, InvalidJson, InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../Domain/Errors.ts"
+import {
+  AgentIdRequired,
+  InvalidAgentId,
+  InvalidHandoff,
+  InvalidJson,
+  InvalidRequest,
+  PayloadTooLarge,
+  UnsupportedMediaType
+} from "../Domain/Errors.ts"
+import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
 import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -109,21 +118,36 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Arra
     arrayBuffer: { value: Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) }
   }) as HttpServerRequest.HttpServerRequest
 
+/** The answer to a request that must name its identity and names none (401) or a malformed one (400). */
+const identityRefused = (header: string | undefined) =>
+  Effect.match(requireAgentId(header), {
+    onFailure: (error) =>
+      error._tag === "AgentIdRequired"
+        ? errorResponse(AgentIdRequired, error)
+        : errorResponse(InvalidAgentId, error),
+    onSuccess: () => undefined
+  })
+
 /**
  * Reads and checks JSON bodies before the API sees them: the framework treats an unreadable body as a
  * defect (500), while a client deserves 400/413/415. Bytes are decoded strictly, because a lenient decode
  * would store U+FFFD in place of what the client sent; the shape is bounded, because formatting the decode
- * error of a deeply nested value overflows the stack.
+ * error of a deeply nested value overflows the stack. A route that acts as an identity (`identityFirst`) judges
+ * X-AGENT-ID before the body, as its API middleware would: a filing without one is a 401 whatever its body, not a
+ * 400 `invalid_json` or a 415. Only a declared length over the limit comes first: nothing of the body is read for it.
  */
 export const guardBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  identityFirst = false
 ) =>
   Effect.gen(function*() {
     // A copy of Node's headers each time it is read: read once.
     const headers = request.headers
     const length = headers["content-length"]
     if (Number(length ?? "0") > MAX_BODY_BYTES) return tooLarge
+    const refused = identityFirst ? yield* identityRefused(headers[AGENT_HEADER]) : undefined
+    if (refused !== undefined) return refused
     let bytes: Uint8Array
     if (length === undefined) {
       const read = yield* Effect.either(readUndeclared(NodeHttpServerRequest.toIncomingMessage(request)))

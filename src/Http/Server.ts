@@ -22,8 +22,8 @@ import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { SandboxHttp } from "../Sandbox/Http.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
-import { allowedMethods } from "./AllowedMethods.ts"
-import { makeEdge } from "./Edge.ts"
+import { allowedMethods, routeTest } from "./AllowedMethods.ts"
+import { edgeFor } from "./Edge.ts"
 import { failuresLive } from "./Failures.ts"
 import { builtWithOnly } from "./OnlyContext.ts"
 
@@ -68,12 +68,17 @@ export const servedOnPlatformAlone = builtWithOnly(
   HttpApi.Api
 )
 
+const routes = routeList(DeskApi)
+
+/** The routes that act as an identity (RequireAgent): the edge judges their X-AGENT-ID before their body. */
+const actsAsAgent = routeTest(routes.filter(({ agentHeader }) => agentHeader === "required"))
+
 /** The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests). */
 export const HttpLive = Layer.unwrapEffect(
-  Effect.map(makeEdge, (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone))
+  Effect.map(edgeFor(actsAsAgent), (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone))
 ).pipe(
   // The API's own routes: GET and DELETE on /mcp beside it are refusals, answered 405 with Allow: POST.
-  Layer.provide(failuresLive(allowedMethods(routeList(DeskApi)))),
+  Layer.provide(failuresLive(allowedMethods(routes))),
   Layer.provide(McpRefusals),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress

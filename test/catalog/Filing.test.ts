@@ -211,6 +211,45 @@ for (const backend of backends) {
           expect(yield* countRows).toBe(before)
         }))
 
+      it.effect("judges X-AGENT-ID before reading the body, on every route that acts as an identity", () =>
+        Effect.gen(function*() {
+          const before = yield* countRows
+          const routes = [
+            "/api/handoffs",
+            "/api/handoffs/DESK-1/unlock",
+            "/api/handoffs/DESK-1/feedback",
+            "/api/agents"
+          ]
+          const bodies: ReadonlyArray<readonly [string, string | Uint8Array, number, string]> = [
+            ["application/json", "{not json", 400, "invalid_json"],
+            ["text/plain", "hello", 415, "unsupported_media_type"],
+            ["application/json", new Uint8Array([0x7b, 0xff, 0x7d]), 400, "invalid_json"]
+          ]
+          for (const path of routes) {
+            for (const [type, body, status, error] of bodies) {
+              const send = (header?: string) =>
+                call((desk) =>
+                  desk.request(path, {
+                    method: "POST",
+                    body,
+                    headers: { "content-type": type, ...(header === undefined ? {} : { "x-agent-id": header }) }
+                  })
+                )
+              const missing = yield* send()
+              expect([path, type, missing.status]).toEqual([path, type, 401])
+              expect(yield* Effect.promise(() => readJson(missing))).toMatchObject({ error: "agent_id_required" })
+              const malformed = yield* send("did:desk:ABC")
+              expect([path, type, malformed.status]).toEqual([path, type, 400])
+              expect(yield* Effect.promise(() => readJson(malformed))).toMatchObject({ error: "invalid_agent_id" })
+              // Named well, the same body is refused for what it is.
+              const named = yield* send(agent)
+              expect([path, type, named.status]).toEqual([path, type, status])
+              expect(yield* Effect.promise(() => readJson(named))).toMatchObject({ error })
+            }
+          }
+          expect(yield* countRows).toBe(before)
+        }))
+
       it.effect("answers malformed, oversized and non-JSON bodies with JSON errors", () =>
         Effect.gen(function*() {
           const before = yield* countRows
