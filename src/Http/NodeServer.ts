@@ -1,5 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Effect, Layer, Predicate, Runtime, Schema } from "effect"
+import { Config, Duration, Effect, Layer, Predicate, Runtime, Schema } from "effect"
 import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
@@ -8,6 +8,7 @@ import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
 import { concurrencyConfig, LINE } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
+import { InFlight, ServerStop, stopServer } from "./InFlight.ts"
 import { JsonParts } from "./JsonParts.ts"
 import { busyError } from "./RateLimit.ts"
 
@@ -131,8 +132,15 @@ export const refuseBusy = (response: ServerResponse, cap: number, line: number) 
  * The clock starts at `end`, not at the request: a slow answer (a settlement waiting for its block) is not one.
  * A body in parts (src/Http/JsonParts.ts) is written part by part and ended at once, as a string body is.
  */
-const responseDrainedWithin = (ms: number) =>
+const responseDrainedWithin = (ms: number, inFlight: InFlight) =>
   class DrainedResponse extends ServerResponse {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    constructor(...args: Array<any>) {
+      // Node passes options beside the request that its typings leave out.
+      super(...(args as [IncomingMessage]))
+      inFlight.track(this)
+    }
+
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override end(...args: Array<any>): this {
       if (args[0] instanceof JsonParts) {
@@ -161,11 +169,12 @@ const responseDrainedWithin = (ms: number) =>
 export const makeServer = (
   timeouts: Timeouts,
   onRefused: (code: string) => void = () => {},
-  admission?: AdmissionOptions
+  admission?: AdmissionOptions,
+  inFlight: InFlight = new InFlight()
 ): Server => {
   const requestTimeout = timeouts.requestSeconds * 1000
   const server = createServer({
-    ServerResponse: responseDrainedWithin(requestTimeout),
+    ServerResponse: responseDrainedWithin(requestTimeout, inFlight),
     requestTimeout,
     headersTimeout: headersSeconds(timeouts) * 1000,
     // How often Node looks for expired requests (default 30 s, which would triple a short timeout).
@@ -334,11 +343,19 @@ export const layerConfig = Layer.unwrapEffect(
         }
       }
     }
-    return NodeHttpServer.layer(() => makeServer(timeouts, log, admission), {
+    const inFlight = new InFlight()
+    let server: Server | undefined
+    // Stopped by the desk's HTTP layer (src/Http/Server.ts) before the services and the store behind it close: the
+    // server itself closes last, long after them. A request takes at most the request timeout to finish.
+    const stop = Effect.suspend(() =>
+      server === undefined ? Effect.void : stopServer(server, inFlight, Duration.seconds(timeouts.requestSeconds))
+    )
+    return NodeHttpServer.layer(() => (server = makeServer(timeouts, log, admission, inFlight)), {
       port: config.port,
       host: config.host
     }).pipe(
-      Layer.catchAll((error) => Layer.fail(listenFailure(config.host, config.port, error)))
+      Layer.catchAll((error) => Layer.fail(listenFailure(config.host, config.port, error))),
+      Layer.merge(Layer.succeed(ServerStop, stop))
     )
   })
 )

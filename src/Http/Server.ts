@@ -1,6 +1,6 @@
 import { Etag, FileSystem, HttpApi, HttpApiBuilder, HttpPlatform, HttpServer, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { DeskApi } from "../Api.ts"
 import { Catalog } from "../Catalog.ts"
 import { CatalogHttp } from "../Catalog/Http.ts"
@@ -25,6 +25,7 @@ import { SignIn } from "../SignIn.ts"
 import { allowedMethods, routeTest } from "./AllowedMethods.ts"
 import { edgeFor } from "./Edge.ts"
 import { failuresLive } from "./Failures.ts"
+import { ServerStop } from "./InFlight.ts"
 import { builtWithOnly } from "./OnlyContext.ts"
 
 /** Each group of handlers is built with only the services it uses (see builtWithOnly: they stay on its requests). */
@@ -73,8 +74,7 @@ const routes = routeList(DeskApi)
 /** The routes that act as an identity (RequireAgent): the edge judges their X-AGENT-ID before their body. */
 const actsAsAgent = routeTest(routes.filter(({ agentHeader }) => agentHeader === "required"))
 
-/** The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests). */
-export const HttpLive = Layer.unwrapEffect(
+const Served = Layer.unwrapEffect(
   Effect.map(edgeFor(actsAsAgent), (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone))
 ).pipe(
   // The API's own routes: GET and DELETE on /mcp beside it are refusals, answered 405 with Allow: POST.
@@ -83,3 +83,18 @@ export const HttpLive = Layer.unwrapEffect(
   Layer.provide(ApiLive),
   HttpServer.withLogAddress
 )
+
+/**
+ * When the desk stops (SIGTERM, SIGINT), its server stops taking requests and finishes those it took (ServerStop,
+ * src/Http/InFlight.ts) first: this finalizer is added once the app serves, so it runs before the serving ends and
+ * before the services and the store the requests use close. A server without ServerStop (tests) stops as it did.
+ */
+const finishingInFlight = Layer.scopedDiscard(
+  Effect.flatMap(
+    Effect.serviceOption(ServerStop),
+    Option.match({ onNone: () => Effect.void, onSome: (stop) => Effect.addFinalizer(() => stop) })
+  )
+)
+
+/** The desk's HTTP app on whatever HttpServer is provided (Node in production, an ephemeral port in tests). */
+export const HttpLive = finishingInFlight.pipe(Layer.provide(Served))
