@@ -13,21 +13,10 @@ import {
   Option
 } from "effect"
 import type { ServerResponse } from "node:http"
+import { decodeEscapes } from "./PercentEscapes.ts"
 
 const DESK_ID = /did:desk:([0-9a-f]{4})[0-9a-f]*([0-9a-f]{4})/gi
-const ESCAPES = /(?:%[0-9a-f]{2})+/gi
 const MAY_NEED_REDACTING = /%|did:desk:/i
-const utf8 = new TextDecoder("utf-8", { fatal: true })
-
-/** Percent-escapes decoded where they spell UTF-8; malformed runs stay as they are instead of failing. */
-const decodeEscapes = (text: string) =>
-  text.replace(ESCAPES, (run) => {
-    try {
-      return utf8.decode(Buffer.from(run.replace(/%/g, ""), "hex"))
-    } catch {
-      return run
-    }
-  })
 
 /**
  * An agent id is a bearer identity (knowing one is using it), and buyers' ids are masked in public listings:

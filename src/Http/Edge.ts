@@ -12,6 +12,7 @@ import { guardBody } from "./BodyGuard.ts"
 import { ClientConcurrency, turnOf, type Waiter } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { emptyParamsLeftOut } from "./EmptyParams.ts"
+import { badlyEncodedQuery } from "./QueryEncoding.ts"
 import { busy, rateLimitHeaders, refusal } from "./RateLimit.ts"
 
 const setHeaders = (response: ServerResponse, headers: Record<string, string>) => {
@@ -49,7 +50,10 @@ export const edgeFor = (actsAsAgent: RouteTest = () => false) =>
         response.setHeader(REQUEST_ID_HEADER, id)
         logWhenDone(lines, fiber, request, response, id)
         // A request with a body reads no query parameters; the body guard hands the app a request of its own.
-        const answer = readsBody(request.method)
+        const badQuery = readsBody(request.method) ? undefined : badlyEncodedQuery(request.url)
+        const answer = badQuery !== undefined
+          ? Effect.succeed(badQuery)
+          : readsBody(request.method)
           ? guardBody(request, app, actsAsAgent(request.method, request.url))
           : emptyParamsLeftOut(request, app)
         const path = request.url.split("?")[0]!

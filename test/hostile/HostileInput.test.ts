@@ -409,6 +409,11 @@ const getRows = (t: Target): ReadonlyArray<Hostile> => [
     get(`${route}?tag=ruby%00`, 422, "invalid_query"),
     get(`${route}?vendor=${q(`x\u0000${SQL}`)}`, 422, "invalid_query"),
     get(`${route}?q=${"x".repeat(201)}`, 422, "invalid_query"),
+    // %-escapes whose bytes are not UTF-8, as a body that is not UTF-8 is refused.
+    get(`${route}?q=%FF%FE`, 422, "invalid_query"),
+    get(`${route}?q=%C3%28`, 422, "invalid_query"),
+    get(`${route}?tag=%FF`, 422, "invalid_query"),
+    get(`${route}?vendor=%C0%AF`, 422, "invalid_query"),
     get(`${route}?sort=price&page=1000000000&limit=100`, 422, "invalid_query")
   ]),
   get(`/api/receipts?page=1000000000`, 422, "invalid_query"),
@@ -423,6 +428,10 @@ const getRows = (t: Target): ReadonlyArray<Hostile> => [
 /** SQL in free-text parameters is text to search for: a 200 like any other search, never an error. */
 const searchesForSql = ["q", "tag", "vendor"].flatMap((param) =>
   ["/api/discover", "/api/handoffs"].map((route) => `${route}?${param}=${q(SQL)}&include=demo`)
+).concat(
+  // UTF-8 escapes are text, and a `%` that starts no escape is the character itself, as a browser's form reads it.
+  "/api/discover?q=caf%C3%A9",
+  "/api/discover?q=100%"
 )
 
 const request = (desk: TestDesk["Type"], row: Pick<Hostile, "method" | "path" | "headers" | "body">) => {
