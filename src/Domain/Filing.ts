@@ -28,7 +28,8 @@ export const LIMITS = {
 const MAX_MEASURE = 1e12
 
 const BODY_DESCRIPTION = `Sealed Markdown body: at least ${LIMITS.bodyMin} characters (Unicode code points), of ` +
-  `which at least ${LIMITS.bodyVisibleMin} visible (whitespace runs count once, invisible characters not at all), ` +
+  `which at least ${LIMITS.bodyVisibleMin} visible (whitespace runs count once, invisible characters and ` +
+  "combining marks not at all), " +
   "with Markdown headings titled `Failed approaches` and `Recommended next actions`"
 
 const Count = Schema.Number.annotations({ message: rule("must be a whole number") }).pipe(
@@ -76,7 +77,7 @@ const FilingFields = Schema.Struct({
     Schema.filter((s) => visibleLength(s) >= LIMITS.bodyVisibleMin, {
       message: (issue) =>
         `must hold at least ${LIMITS.bodyVisibleMin} visible characters (whitespace runs count once, invisible ` +
-        `characters not at all): a body of padding says nothing; got ${
+        `characters and combining marks not at all): a body of padding says nothing; got ${
           typeof issue.actual === "string" ? visibleLength(issue.actual) : 0
         }`
     }),

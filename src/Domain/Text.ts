@@ -7,12 +7,23 @@ export const codePoints = (text: string): number => {
   return count
 }
 
-const INVISIBLE = /[\p{Cf}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/gu
+/**
+ * What renders as nothing: format characters, controls but whitespace, every default-ignorable code point (the
+ * Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 are letters by category, yet blank; the combining grapheme
+ * joiner; variation selectors) and the blank Braille pattern U+2800.
+ */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u2800]/gu
 const WHITESPACE_RUN = /[\s\p{Zs}]+/gu
+/** Combining marks: drawn on the character before them, never beside it. */
+const MARKS = /\p{M}/gu
 
-/** Length of what a reader sees: invisible characters dropped, whitespace runs folded to one space. */
+/**
+ * Length of what a reader sees: invisible characters and combining marks dropped (a letter with its accents is one
+ * character, however many are stacked on it), whitespace runs folded to one space. 74 letters and 330 Hangul
+ * fillers, or one letter and 330 combining accents, are not 400 visible characters.
+ */
 export const visibleLength = (text: string): number =>
-  codePoints(text.replace(INVISIBLE, "").replace(WHITESPACE_RUN, " ").trim())
+  codePoints(text.replace(INVISIBLE, "").replace(MARKS, "").replace(WHITESPACE_RUN, " ").trim())
 
 // Default-ignorable code points render as nothing (zero-width spaces and joiners, bidi controls, variation
 // selectors, fillers); control characters have no place in a label either.

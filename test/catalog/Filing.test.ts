@@ -24,6 +24,13 @@ const invalid: ReadonlyArray<[string, Record<string, unknown>, string]> = [
   ["body under 400 characters", { body: BODY.slice(0, 300) }, "body"],
   ["body padded with whitespace", { body: padded + " ".repeat(500) }, "body"],
   ["body padded with zero-width characters", { body: padded + "\u200b".repeat(500) }, "body"],
+  // Blank by rendering, though not format characters: Hangul fillers, the blank Braille pattern, stacked accents.
+  ["body padded with Hangul fillers", { body: padded + "\u3164\uffa0\u115f".repeat(120) }, "body"],
+  ["body padded with blank Braille patterns", { body: padded + "\u2800".repeat(400) }, "body"],
+  ["body padded with combining marks", { body: padded + "e" + "\u0301\u034f".repeat(200) }, "body"],
+  ["title of a Hangul filler", { title: "\u3164" }, "title"],
+  ["tag of a Hangul filler", { tags: ["ruby", "\u3164"] }, "tags.1"],
+  ["tag of a blank Braille pattern", { tags: ["\u2800"] }, "tags.0"],
   ["no Failed approaches section", { body: BODY.replace("## Failed approaches", "## Attempts") }, "body"],
   ["no Recommended next actions section", { body: BODY.replace("## Recommended next actions", "## Next") }, "body"],
   ["price of zero", { priceUsd: 0 }, "priceUsd"],
