@@ -71,3 +71,12 @@ export const filingRuleIssues = (input: unknown): ReadonlyArray<Issue> => {
 /** The one rule that needs the caller: a filing is filed by the identity that sends it. */
 export const identityIssues = (filerDid: string, agent: string): ReadonlyArray<Issue> =>
   filerDid === agent ? [] : [{ path: "filerDid", message: "must equal the X-AGENT-ID header" }]
+
+/**
+ * `identityIssues` of a filing its schema refused, read from its parsed JSON (`body`): so that one 422 lists this
+ * rule beside the others. None where `filerDid` is no string (the schema names it then).
+ */
+export const identityIssuesOf = (body: unknown, agent: string): ReadonlyArray<Issue> =>
+  typeof body === "object" && body !== null && "filerDid" in body && typeof body.filerDid === "string"
+    ? identityIssues(body.filerDid, agent)
+    : []

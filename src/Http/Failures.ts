@@ -7,21 +7,51 @@ import {
   InvalidHandoff,
   InvalidQuery,
   InvalidRequest,
+  type Issue,
   MethodNotAllowed,
   NotFound,
   Unavailable
 } from "../Domain/Errors.ts"
+import { identityIssuesOf } from "../Domain/FilingRules.ts"
 import { issuesOf, SEE_OPENAPI, SEE_TEMPLATE, summarize } from "../Domain/Issues.ts"
+import { AGENT_HEADER } from "../Identity/AgentId.ts"
 import { type allowedMethods, routedPath } from "./AllowedMethods.ts"
 import { errorResponse } from "./Respond.ts"
 
 /**
- * Only query parameters (GET) and JSON bodies (POST) are decoded by the framework here: path ids and
- * X-AGENT-ID are plain strings resolved by the services, so each failure maps to one stable code.
+ * A request the framework could not decode: its query parameters (GET, 422 `invalid_query`) or its JSON body (POST:
+ * a filing's 422 `invalid_handoff`, any other `invalid_request`). X-AGENT-ID was judged before either. A filing's
+ * answer also names the one rule its schema cannot judge (`filerDid` against the header, first), so that one 422
+ * lists every problem of the request.
  */
-const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
-  const filing = request.method === "POST" && routedPath(request.url) === "/api/handoffs"
-  const { issues, text: message } = summarize(issuesOf(error.issues, filing ? SEE_TEMPLATE : SEE_OPENAPI))
+const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) =>
+  Effect.map(filingText(request), (filing) => {
+    const decoded = issuesOf(error.issues, filing === undefined ? SEE_OPENAPI : SEE_TEMPLATE)
+    const all = filing === undefined || decoded.some((_) => _.path === "filerDid")
+      ? decoded
+      : [...identityIssuesOf(parsedOrNot(filing), request.headers[AGENT_HEADER] ?? ""), ...decoded]
+    return respond(request, filing !== undefined, summarize(all))
+  })
+
+/** A filing's body text (the body guard read it, and its identity was judged before it); undefined otherwise. */
+const filingText = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && routedPath(request.url) === "/api/handoffs"
+    ? Effect.orElseSucceed(request.text, () => "")
+    : Effect.succeed(undefined)
+
+const parsedOrNot = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const respond = (
+  request: HttpServerRequest.HttpServerRequest,
+  filing: boolean,
+  { issues, text: message }: { readonly issues: ReadonlyArray<Issue>; readonly text: string }
+) => {
   if (request.method === "GET") {
     return errorResponse(InvalidQuery, new InvalidQuery({ message: `Invalid query parameter: ${message}`, issues }))
   }
@@ -87,7 +117,7 @@ export const failuresLive = (allowedAt: ReturnType<typeof allowedMethods>) =>
         }
         const error = failure.value
         if (error instanceof Unavailable) return Effect.succeed(unavailable(error))
-        if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(toResponse(request, error))
+        if (error instanceof HttpApiError.HttpApiDecodeError) return toResponse(request, error)
         if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
           return Effect.succeed(routeNotFound(request, allowedAt))
         }

@@ -182,6 +182,22 @@ for (const backend of backends) {
           }))
       }
 
+      it.effect("one 422 lists every problem, filerDid against the header among them", () =>
+        Effect.gen(function*() {
+          const before = yield* countRows
+          const other = newAgentId()
+          const bad = filing(other, { priceUsd: 0.1234567, reconstructUsd: 0.01, extra: true })
+          const response = yield* call((desk) => desk.request("/api/handoffs", { json: bad, agent }))
+          expect(response.status).toBe(422)
+          const body = yield* Effect.promise(() => readJson(response))
+          expect(body.error).toBe("invalid_handoff")
+          expect(body.issues.map((_: { path: string }) => _.path).sort()).toEqual(
+            ["extra", "filerDid", "priceUsd", "reconstructUsd"]
+          )
+          expect(body.message).toContain("filerDid")
+          expect(yield* countRows).toBe(before)
+        }))
+
       it.effect("requires a well-formed X-AGENT-ID", () =>
         Effect.gen(function*() {
           const missing = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent) }))
