@@ -1,6 +1,8 @@
 import { Schema } from "effect"
 import { getAddress, isAddress } from "viem"
+import { isIsoTime } from "./Discover.ts"
 import { DeskId } from "./Ids.ts"
+import { echo } from "./Issues.ts"
 import { UsdAmount } from "./Money.ts"
 
 /** An EVM address with a valid EIP-55 checksum when mixed-case; stored checksummed. */
@@ -17,6 +19,8 @@ export const EvmAddress = Schema.transform(
   identifier: "EvmAddress",
   description: "EVM address for USDC payouts: all lowercase, or with a valid EIP-55 checksum; stored checksummed"
 })
+
+const SIGNED_AT = "ISO 8601 time named in the signed message; within 10 minutes of now and later than the last change's"
 
 export const AgentRegistration = Schema.Struct({
   id: DeskId,
@@ -38,10 +42,12 @@ export const AgentRegistration = Schema.Struct({
     })
   ),
   payoutSignedAt: Schema.optional(
-    Schema.String.annotations({
-      description:
-        "ISO 8601 time named in the signed message; within 10 minutes of now and later than the last change's"
-    })
+    // Kept as sent: the signed message names it as written.
+    Schema.String.pipe(
+      Schema.filter(isIsoTime, {
+        message: (issue) => `must be an ISO 8601 time, such as 2026-01-31T00:00:00Z; got ${echo(issue.actual)}`
+      })
+    ).annotations({ jsonSchema: { type: "string", format: "date-time", description: SIGNED_AT } })
   )
 }).annotations({ identifier: "AgentRegistration", parseOptions: { onExcessProperty: "error", errors: "all" } })
 export type AgentRegistration = typeof AgentRegistration.Type

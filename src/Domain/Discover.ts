@@ -39,6 +39,9 @@ const isoDate = (text: string): Date | undefined => {
   return Number.isNaN(date.getTime()) ? undefined : date
 }
 
+/** Whether `text` is an ISO 8601 time as `IsoTime` reads one. */
+export const isIsoTime = (text: string): boolean => isoDate(text) !== undefined
+
 export const IsoTime = Schema.transformOrFail(Schema.String, Schema.DateFromSelf, {
   strict: true,
   decode: (text, _, ast) => {

@@ -327,6 +327,8 @@ const agentRows = (t: Target): ReadonlyArray<Hostile> => {
     }),
     register("payout address too short", { id: fresh, payoutAddress: "0x1234" }),
     register("payout address as a number", { id: fresh, payoutAddress: 1 }),
+    register("payoutSignedAt that is no time", { id: fresh, spendCapUsd: 20, payoutSignedAt: "garbage" }),
+    register("payoutSignedAt on February 30", { id: fresh, spendCapUsd: 20, payoutSignedAt: "2026-02-30T00:00:00Z" }),
     register("Cyrillic look-alike id", { id: lookAlike(fresh), spendCapUsd: 5 }),
     register("fullwidth digit id", { id: fullwidth(fresh), spendCapUsd: 5 }),
     register("uppercase hex id", { id: fresh.toUpperCase(), spendCapUsd: 5 }),
