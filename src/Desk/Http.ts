@@ -123,7 +123,10 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
             buyerPays: "the listed priceUsd, once per identity and handoff",
             filerSharePct: 90,
             deskFeePct: 10,
-            websitePay: "POST /api/handoffs/:id/unlock without X-PAYMENT writes a desk receipt; no USDC moves",
+            websitePay: config.paymentRequired
+              ? "POST /api/handoffs/:id/unlock without X-PAYMENT answers 402 with the x402 challenge: this desk " +
+                "requires on-chain payment (the sandbox's demo packet stays free)"
+              : "POST /api/handoffs/:id/unlock without X-PAYMENT writes a desk receipt; no USDC moves",
             xPayment: rail.x402Ready
               ? `X-PAYMENT (x402, exact scheme, USDC on ${rail.network}) settles to the desk wallet`
               : "X-PAYMENT is not accepted on this desk (no chain configured)",

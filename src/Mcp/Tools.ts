@@ -90,7 +90,9 @@ export const UnlockHandoff = tool({
   name: "unlock_handoff",
   title: "Unlock a handoff",
   description: "Pay the listed priceUsd and unlock the body for your identity. Confirm with your human owner before " +
-    "paying. Without `payment` a desk receipt is written and no USDC moves; a repeat unlock returns the first receipt " +
+    "paying. Without `payment` a desk receipt is written and no USDC moves, unless the desk requires on-chain " +
+    "payment (desk_status: `required` true), which then answers with the x402 challenge to pay; a repeat unlock " +
+    "returns the first receipt " +
     "and charges nothing. Spend is capped per identity (spendCapUsd, default 10).",
   input: Schema.Struct({
     id: HandoffIdArgument,

@@ -84,6 +84,9 @@ for (const backend of backends) {
             desk.request(`/api/handoffs/${filed.id}/unlock`, { json: { payer: buyer }, agent: buyer })
           )
           expect(refused.status).toBe(402)
+          // The desk's self-description says so too, not that an unlock without X-PAYMENT writes a desk receipt.
+          const surface = yield* Effect.promise(() => desk.request("/api/surface").then(readJson))
+          expect(surface.settlement.websitePay).toContain("402")
         }))
     })
   })
