@@ -3,6 +3,7 @@ import { Config, Duration, Effect, Layer, Predicate, Runtime, Schema } from "eff
 import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
+import { REQUEST_ID_HEADER, requestIdOf } from "../Desk/RequestId.ts"
 import { RateLimited } from "../Domain/Errors.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
@@ -97,33 +98,49 @@ const refusal = (code: string | undefined, timeouts: Timeouts) => {
   }
 }
 
-const rawResponse = (status: string, body: unknown) => {
+/** A refusal written on the socket itself, for what Node could not parse as a request: it gets an id of its own. */
+const rawResponse = (status: string, body: unknown, requestId: string) => {
   const json = JSON.stringify(body)
   return `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-    `Connection: close\r\n\r\n${json}`
+    `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${json}`
 }
 
-/** A refusal written through Node's response, for requests Node has parsed; the connection closes after it. */
-const refuse = (response: ServerResponse, code: string, timeouts: Timeouts) => {
+/** The id of a request answered before the desk saw it: the caller's X-Request-Id when well-formed, as the edge's. */
+const refusedRequestId = (response: ServerResponse) => requestIdOf(response.req.headers[REQUEST_ID_HEADER] as string)
+
+/**
+ * A refusal written through Node's response, for requests Node has parsed; the connection closes after it. Its
+ * request id, which the answer carries as every answer does, is returned for the log line.
+ */
+const refuse = (response: ServerResponse, code: string, timeouts: Timeouts): string => {
   const { body, status } = refusal(code, timeouts)
   const json = JSON.stringify(body)
+  const requestId = refusedRequestId(response)
   response.shouldKeepAlive = false
   response.writeHead(Number(status.slice(0, 3)), {
     "content-type": "application/json",
-    "content-length": Buffer.byteLength(json)
+    "content-length": Buffer.byteLength(json),
+    [REQUEST_ID_HEADER]: requestId
   })
   response.end(json)
+  return requestId
 }
 
-/** A client's line of waiting reads is full: 429 `rate_limited`, as the edge answers a client past its line. */
-export const refuseBusy = (response: ServerResponse, cap: number, line: number) => {
+/**
+ * A client's line of waiting reads is full: 429 `rate_limited`, as the edge answers a client past its line. Its
+ * request id is returned for the log line.
+ */
+export const refuseBusy = (response: ServerResponse, cap: number, line: number): string => {
   const json = JSON.stringify(Schema.encodeSync(RateLimited)(busyError(cap, line)))
+  const requestId = refusedRequestId(response)
   response.writeHead(429, {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(json),
-    "retry-after": "1"
+    "retry-after": "1",
+    [REQUEST_ID_HEADER]: requestId
   })
   response.end(json)
+  return requestId
 }
 
 /**
@@ -168,7 +185,7 @@ const responseDrainedWithin = (ms: number, inFlight: InFlight) =>
  */
 export const makeServer = (
   timeouts: Timeouts,
-  onRefused: (code: string) => void = () => {},
+  onRefused: (code: string, requestId: string) => void = () => {},
   admission?: AdmissionOptions,
   inFlight: InFlight = new InFlight()
 ): Server => {
@@ -184,29 +201,30 @@ export const makeServer = (
   })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     const code = error.code ?? "unknown"
-    if (code !== "ECONNRESET") onRefused(code)
+    const requestId = requestIdOf(undefined)
+    if (code !== "ECONNRESET") onRefused(code, requestId)
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
     // As Node does: answer only if no byte of a response is on the wire yet, or the client reads garbage.
     if (code !== "ECONNRESET" && socket.writable && (inFlight == null || !inFlight.headersSent)) {
       const { body, status } = refusal(code, timeouts)
-      socket.write(rawResponse(status, body))
+      socket.write(rawResponse(status, body, requestId))
     }
     socket.destroy()
   })
   server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
-    onRefused("EXPECTATION")
-    refuse(response, "EXPECTATION", timeouts)
+    onRefused("EXPECTATION", refuse(response, "EXPECTATION", timeouts))
   })
-  server.on("connect", (_request: IncomingMessage, socket: Duplex) => {
-    onRefused("CONNECT")
+  server.on("connect", (request: IncomingMessage, socket: Duplex) => {
+    const requestId = requestIdOf(request.headers[REQUEST_ID_HEADER] as string | undefined)
+    onRefused("CONNECT", requestId)
     const { body, status } = refusal("CONNECT", timeouts)
     socket.on("error", () => {})
-    socket.end(rawResponse(status, body))
+    socket.end(rawResponse(status, body, requestId))
   })
   refuseUpgrades(server)
   holdUntilServed(server, admission, (response, code) => {
-    if (code !== "NOT_SERVING") onRefused(code)
-    refuse(response, code, timeouts)
+    const requestId = refuse(response, code, timeouts)
+    if (code !== "NOT_SERVING") onRefused(code, requestId)
   })
   return server
 }
@@ -329,7 +347,8 @@ export const layerConfig = Layer.unwrapEffect(
     const active = yield* activeRequestsConfig
     const trusted = yield* TrustedProxies
     const runtime = yield* Effect.runtime<never>()
-    const log = (code: string) => Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code))
+    const log = (code: string, requestId: string) =>
+      Runtime.runFork(runtime)(Effect.logInfo("Refused HTTP request", code).pipe(Effect.annotateLogs({ requestId })))
     const perClient = yield* concurrencyConfig
     const admission: AdmissionOptions = {
       active,
@@ -337,10 +356,7 @@ export const layerConfig = Layer.unwrapEffect(
       perClient,
       line: {
         size: LINE,
-        refuse: (response) => {
-          log("LINE_FULL")
-          refuseBusy(response, perClient, LINE)
-        }
+        refuse: (response) => log("LINE_FULL", refuseBusy(response, perClient, LINE))
       }
     }
     const inFlight = new InFlight()

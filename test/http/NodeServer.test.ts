@@ -57,18 +57,24 @@ describe("the Node server", () => {
         rawAnswer(port, "GET /api/status HTTP/1.1\r\nHost: desk\r\nExpect: foo\r\nConnection: close\r\n\r\n"),
         rawAnswer(port, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"),
         // The target `*` is OPTIONS' alone: the router took `GET *` for `GET /`.
-        rawAnswer(port, "GET * HTTP/1.1\r\nHost: desk\r\nConnection: close\r\n\r\n")
+        rawAnswer(port, "GET * HTTP/1.1\r\nHost: desk\r\nConnection: close\r\nX-Request-Id: mine-1\r\n\r\n"),
+        // What Node cannot parse at all: a header name with a space.
+        rawAnswer(port, "GET /api/status HTTP/1.1\r\nHost: desk\r\nBad Header: x\r\n\r\n")
       ])
       const expected = [
         ["400", "bad_request"],
         ["417", "expectation_failed"],
         ["405", "method_not_allowed"],
+        ["400", "bad_request"],
         ["400", "bad_request"]
       ]
       for (const [i, text] of answers.entries()) {
         const [status, code] = expected[i]!
         expect(text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))
-        expect(text.slice(0, text.indexOf("\r\n\r\n")).toLowerCase()).toContain("content-type: application/json")
+        const head = text.slice(0, text.indexOf("\r\n\r\n")).toLowerCase()
+        expect(head).toContain("content-type: application/json")
+        // Every answer carries a request id, the caller's own when it sent a well-formed one.
+        expect(head).toMatch(i === 3 ? /\r\nx-request-id: mine-1\r\n/ : /\r\nx-request-id: [0-9a-f-]{36}\r\n/)
         expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toMatchObject({ ok: false, error: code })
       }
       // None of them reached the app; an HTTP/1.0 request needs no Host, and 100-continue is still honoured.
