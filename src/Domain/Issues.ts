@@ -134,13 +134,20 @@ export const issuesOf = (flat: ReadonlyArray<FlatIssue>, seeAccepted = SEE_OPENA
     issues[at] = { path, message: `must be ${allowed}; ${issues[at]!.message}` }
   }
   const seen = new Set<string>()
-  return issues.filter((issue) => {
+  return issues.map(unechoed).filter((issue) => {
     const key = `${issue.path}\u0000${issue.message}`
     if (seen.has(key)) return false
     seen.add(key)
     return true
   })
 }
+
+/** A filing's sealed body is what its filer sells: an answer about it says what is wrong, never what it holds. */
+const SEALED_FIELD = "body"
+/** The echo of a string, list or object sent (numbers, such as a count, stay). */
+const ECHOED = /; got ["[{].*$/s
+const unechoed = (issue: Issue): Issue =>
+  issue.path === SEALED_FIELD ? { path: issue.path, message: issue.message.replace(ECHOED, "") } : issue
 
 export const describeIssues = (issues: ReadonlyArray<Issue>): string =>
   issues.map((_) => (_.path === "" ? _.message : `${_.path}: ${_.message}`)).join("; ")

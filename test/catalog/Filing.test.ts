@@ -198,6 +198,20 @@ for (const backend of backends) {
           expect(yield* countRows).toBe(before)
         }))
 
+      it.effect("a refused body is never echoed back in the 422", () =>
+        Effect.gen(function*() {
+          const secret = "the sealed answer is to raise max_connections"
+          for (const body of [`${secret}\u0000`, [secret], { secret }]) {
+            const response = yield* call((desk) =>
+              desk.request("/api/handoffs", { json: filing(agent, { body }), agent })
+            )
+            expect(response.status).toBe(422)
+            const text = yield* Effect.promise(() => response.text())
+            expect(text).toContain("\"path\":\"body\"")
+            expect(text).not.toContain("sealed answer")
+          }
+        }))
+
       it.effect("requires a well-formed X-AGENT-ID", () =>
         Effect.gen(function*() {
           const missing = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent) }))
