@@ -17,8 +17,11 @@ import { ReceiptSigning } from "./ReceiptSigning.ts"
 const nonEmpty = <A>(config: Config.Config<A>, value: (a: A) => string) =>
   config.pipe(Config.option, Config.map(Option.filter((a) => value(a).trim() !== "")))
 
-// The adapters the desk runs on, chosen from configuration here and nowhere else: the entrypoints (src/main.ts,
-// scripts/) take them from this module (tools/lint/dependency-cruiser.cjs holds the rule).
+// The adapters the desk runs on, chosen from configuration here and nowhere else in src/ (the rule
+// `adapters-chosen-by-entrypoints` of tools/lint/dependency-cruiser.cjs): src/main.ts and the seed command take them
+// from this module. Tools outside the desk use the one adapter their job is about directly: `npm run chain` the
+// local chain (scripts/chain.ts), `npm run audit` the x402 audit (scripts/audit.ts), the bench a store of each kind
+// (bench/Store.ts).
 
 /** PostgreSQL when DATABASE_URL is set, the embedded PGlite database in DESK_DATA_DIR otherwise; not migrated. */
 export const StoreLive = Layer.unwrapEffect(
