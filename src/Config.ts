@@ -17,7 +17,13 @@ export interface DeskSettings {
 const settings = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8402)),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  publicUrl: Config.url("DESK_PUBLIC_URL").pipe(Config.option),
+  publicUrl: Config.url("DESK_PUBLIC_URL").pipe(
+    Config.validate({
+      message: "DESK_PUBLIC_URL must be an http:// or https:// URL",
+      validation: (url) => url.protocol === "http:" || url.protocol === "https:"
+    }),
+    Config.option
+  ),
   dataDir: Config.nonEmptyString("DESK_DATA_DIR").pipe(Config.withDefault("./.desk-data")),
   databaseUrl: Config.redacted("DATABASE_URL").pipe(Config.option),
   paymentRequired: Config.boolean("DESK_PAYMENT_REQUIRED").pipe(Config.withDefault(false)),

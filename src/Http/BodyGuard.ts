@@ -29,6 +29,13 @@ const tooLargeClosing = errorResponse(PayloadTooLarge, overLimit, { connection: 
  */
 export const JSON_LIMITS = { depth: 32, members: 200, items: 100 } as const
 
+const unsupportedMedia = errorResponse(
+  UnsupportedMediaType,
+  new UnsupportedMediaType({
+    message: "Send the body as JSON with Content-Type: application/json, without a Content-Encoding."
+  })
+)
+
 const invalidJson = (message: string) => errorResponse(InvalidJson, new InvalidJson({ message }))
 
 // The reader's message when the body passes maxBodySize; anything else is a client that went away.
@@ -162,6 +169,9 @@ export const guardBody = <E, R>(
       if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : unreadable
       bytes = new Uint8Array(read.right)
     }
+    // A body in a content coding (gzip) is no JSON text to read: 415, as RFC 9110 answers a coding it does not take.
+    const coding = (headers["content-encoding"] ?? "identity").trim().toLowerCase()
+    if (coding !== "identity" && coding !== "") return unsupportedMedia
     let text: string
     try {
       text = utf8.decode(bytes)
@@ -170,12 +180,7 @@ export const guardBody = <E, R>(
     }
     // Checked for an empty body too: the platform would wait on the stream read above for a multipart one.
     const mediaType = (headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
-    if (mediaType !== "application/json") {
-      return errorResponse(
-        UnsupportedMediaType,
-        new UnsupportedMediaType({ message: "Send the body as JSON with Content-Type: application/json." })
-      )
-    }
+    if (mediaType !== "application/json") return unsupportedMedia
     const next = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, bytes, text)))
     // No body: the API's 422 names what is missing. Whitespace alone is not JSON (the platform's own parse of it
     // failed as a defect, a 500): it is parsed below.

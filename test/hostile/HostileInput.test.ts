@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { gzipSync } from "node:zlib"
 import { deskOn, TestDesk } from "../support/Desk.ts"
 import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
 import { send } from "../support/Loopback.ts"
@@ -200,6 +201,14 @@ const filingRows = (t: Target): ReadonlyArray<Hostile> => [
       status: 415,
       error: "unsupported_media_type"
     })),
+  {
+    name: "filing sent gzip-encoded",
+    path: "/api/handoffs",
+    headers: { "x-agent-id": t.filer, "content-type": "application/json", "content-encoding": "gzip" },
+    body: gzipSync(JSON.stringify(filing(t.filer))),
+    status: 415,
+    error: "unsupported_media_type"
+  },
   ...[
     ["a latin1 é", Buffer.from(JSON.stringify(filing(t.filer, { title: "Caf\u00e9 sidekiq" })), "latin1")],
     ["an invalid byte", Buffer.concat([Buffer.from(`{"title":"`), Buffer.from([0xff, 0xfe]), Buffer.from(`"}`)])],

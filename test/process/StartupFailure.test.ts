@@ -28,6 +28,8 @@ describe("a desk that cannot start says why in one line and exits 1", () => {
     await expectAll([
       [{ PORT: "abc" }, /PORT/],
       [{ PORT: "0", DESK_PUBLIC_URL: "notaurl" }, /DESK_PUBLIC_URL/],
+      // A URL, but none a link on a page or in a listing could follow.
+      [{ PORT: "0", DESK_PUBLIC_URL: "ftp://desk.example" }, /DESK_PUBLIC_URL must be an http:\/\/ or https:\/\//],
       // Redis' client said only "Invalid URL".
       [{ REDIS_URL: "::not-a-url::" }, /REDIS_URL must be a redis:\/\//],
       [{ REDIS_URL: "redis://127.0.0.1:abc" }, /REDIS_URL must be a redis:\/\//],
