@@ -49,6 +49,20 @@ describe("npm run seed", () => {
       // The same listings again are copies of listed bodies: refused whole, naming the first.
       expect(await refused(good)).toMatch(/^seed: listing 1 \("Seed one"\): .* already listed as DESK-\d+/)
 
+      // One body twice in a file: named as such, not as "already listed" under an id the refusal rolled back.
+      const twice = join(dir, "twice.json")
+      const body = filing(newAgentId()).body
+      writeFileSync(
+        twice,
+        JSON.stringify([
+          filing(newAgentId(), { title: "Seed five", body }),
+          filing(newAgentId(), { title: "Seed six", body })
+        ])
+      )
+      expect(await refused(twice)).toBe(
+        "seed: listing 2 (\"Seed six\"): its body is listing 1's (\"Seed five\") again; nothing was imported"
+      )
+
       const fresh = join(dir, "fresh.json")
       writeFileSync(fresh, JSON.stringify([filing(newAgentId(), { title: "Seed four" })]))
       const again = await run("node", ["--import", "tsx", "src/main.ts", "seed", fresh], { env })
