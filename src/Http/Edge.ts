@@ -15,6 +15,12 @@ import { emptyParamsLeftOut } from "./EmptyParams.ts"
 import { badlyEncodedQuery } from "./QueryEncoding.ts"
 import { busy, rateLimitHeaders, refusal } from "./RateLimit.ts"
 
+/** A read, its query refused when its %-escapes are not UTF-8, else with its empty parameters left out. */
+const readingQuery = <E, R>(request: HttpServerRequest.HttpServerRequest, app: HttpApp.Default<E, R>) => {
+  const refused = badlyEncodedQuery(request.url)
+  return refused === undefined ? emptyParamsLeftOut(request, app) : Effect.succeed(refused)
+}
+
 const setHeaders = (response: ServerResponse, headers: Record<string, string>) => {
   for (const name in headers) response.setHeader(name, headers[name]!)
 }
@@ -50,12 +56,9 @@ export const edgeFor = (actsAsAgent: RouteTest = () => false) =>
         response.setHeader(REQUEST_ID_HEADER, id)
         logWhenDone(lines, fiber, request, response, id)
         // A request with a body reads no query parameters; the body guard hands the app a request of its own.
-        const badQuery = readsBody(request.method) ? undefined : badlyEncodedQuery(request.url)
-        const answer = badQuery !== undefined
-          ? Effect.succeed(badQuery)
-          : readsBody(request.method)
+        const answer = readsBody(request.method)
           ? guardBody(request, app, actsAsAgent(request.method, request.url))
-          : emptyParamsLeftOut(request, app)
+          : readingQuery(request, app)
         const path = request.url.split("?")[0]!
         if (!isRateLimited(request.method, path)) return answer
         const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)

@@ -44,9 +44,9 @@ export class InFlight {
 export class ServerStop extends Context.Tag("ServerStop")<ServerStop, Effect.Effect<void>>() {}
 
 /**
- * `server` stopped gracefully: no new connection is accepted (idle keep-alive connections close at once, as Node's
- * `close` does), the requests already taken are answered, for at most `within`, each closing its connection
- * after it, and then every connection left is closed. The database and the services behind the requests must
+ * `server` stopped gracefully: no new connection is accepted, the requests already taken are answered (and those
+ * that still come on open connections meanwhile), for at most `within`, each closing its connection after it, and
+ * then every connection left is closed. The database and the services behind the requests must
  * still be open meanwhile: a desk stopped with requests in flight answered them 500 or 503 as its store closed
  * under them (30 filings sent 40 ms before a SIGTERM: 30 failures on the embedded store).
  */
