@@ -14,8 +14,8 @@ export const codePoints = (text: string): number => {
  */
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u2800]/gu
 const WHITESPACE_RUN = /[\s\p{Zs}]+/gu
-/** Combining marks: drawn on the character before them, never beside it. */
-const MARKS = /\p{M}/gu
+/** Non-spacing and enclosing marks: drawn on the character before them, never beside it (spacing marks count). */
+const MARKS = /[\p{Mn}\p{Me}]/gu
 
 /**
  * Length of what a reader sees: invisible characters and combining marks dropped (a letter with its accents is one
