@@ -17,14 +17,24 @@ export class InFlight {
   private readonly whenIdle: Array<() => void> = []
   private stopping = false
 
-  /** Counts `response` until it closes; once the server is stopping, its connection closes after it. */
+  /**
+   * Counts `response` until it closes, or until its connection does: a pipelined request still waiting for the
+   * answers before it never gets its socket when the client hangs up, and its response never closes (kept here, it
+   * would be kept for good). Once the server is stopping, the response's connection closes after it.
+   */
   readonly track = (response: ServerResponse): void => {
     this.open.add(response)
     if (this.stopping) response.shouldKeepAlive = false
-    response.once("close", () => {
-      this.open.delete(response)
-      if (this.open.size === 0) { for (const resume of this.whenIdle.splice(0)) resume() }
-    })
+    const connection = response.req.socket
+    const done = () => {
+      response.off("close", done)
+      connection.off("close", done)
+      if (this.open.delete(response) && this.open.size === 0) {
+        for (const resume of this.whenIdle.splice(0)) resume()
+      }
+    }
+    response.once("close", done)
+    connection.once("close", done)
   }
 
   /** Every answer begun from now on, and every one not yet under way, closes its connection after it. */
