@@ -41,6 +41,18 @@ const SETTLEMENT_RETRY = retryAfter("Seconds to wait before retrying with the sa
 const PAYMENT_RECEIPT = "its `extensions[\"offer-receipt\"].info.receipt` is the desk's signed receipt of the sale " +
   "(x402 offer-receipt: the unlock URL, the paying wallet, the network, the transaction) when the desk signs"
 
+/** x402's settlement response headers on `answer` (an unlock, a body read) paid with a payment that settled. */
+const paymentResponses = (answer: string): Record<string, Json> => ({
+  "PAYMENT-RESPONSE": base64Json(
+    "x402 v2 settlement response, base64 JSON (`success`, `transaction`, `network`, `payer`, `amount`), on " +
+      `${answer} paid with PAYMENT-SIGNATURE that settled; ${PAYMENT_RECEIPT}. Never on a desk receipt.`
+  ),
+  "X-PAYMENT-RESPONSE": base64Json(
+    "x402 v1 settlement response, base64 JSON (`success`, `transaction`, `network`, `payer`), on " +
+      `${answer} paid with X-PAYMENT that settled; ${PAYMENT_RECEIPT}. Never on a desk receipt.`
+  )
+})
+
 /**
  * Response headers by the answer that carries them, which no schema can state: the edge's (src/Http/RateLimit.ts,
  * src/Http/Failures.ts) and x402's (src/Ledger/PaymentHeaders.ts). Spelled as agents read them.
@@ -62,16 +74,9 @@ const HEADERS_OF: Record<string, Record<string, Json>> = {
   SettlementPending: { "Retry-After": SETTLEMENT_RETRY },
   PaymentRequired: { "PAYMENT-REQUIRED": PAYMENT_REQUIRED },
   PaymentInvalid: { "PAYMENT-REQUIRED": PAYMENT_REQUIRED },
-  UnlockResponse: {
-    "PAYMENT-RESPONSE": base64Json(
-      "x402 v2 settlement response, base64 JSON (`success`, `transaction`, `network`, `payer`, `amount`), on an " +
-        `unlock paid with PAYMENT-SIGNATURE that settled; ${PAYMENT_RECEIPT}. Never on a desk receipt.`
-    ),
-    "X-PAYMENT-RESPONSE": base64Json(
-      "x402 v1 settlement response, base64 JSON (`success`, `transaction`, `network`, `payer`), on an unlock " +
-        `paid with X-PAYMENT that settled; ${PAYMENT_RECEIPT}. Never on a desk receipt.`
-    )
-  }
+  UnlockResponse: paymentResponses("an unlock"),
+  // A read of the body pays and reads at once, as x402 clients retry the request they were asked to pay for.
+  SealedBody: paymentResponses("a body read")
 }
 
 /** `code`: description, from an error component's `error` literal and its description. */
@@ -156,6 +161,17 @@ const fixHeaders = (operation: Json) => {
   }
 }
 
+/**
+ * Where X-AGENT-ID is optional (the OptionalAgent middleware: reading a body, MCP), the `agentId` scheme applies
+ * as an alternative to none: a middleware without a security scheme leaves the operation's security empty.
+ */
+const optionalIdentity = (operation: Json) => {
+  const named = (operation.parameters as Array<Json>).some((_) => _.in === "header" && _.name === "X-AGENT-ID")
+  if (named && (operation.security === undefined || operation.security.length === 0)) {
+    operation.security = [{}, { agentId: [] }]
+  }
+}
+
 const refsIn = (value: Json, found: Set<string>) => {
   if (Array.isArray(value)) {
     for (const item of value) refsIn(item, found)
@@ -224,6 +240,7 @@ const pruneComponents = (spec: Spec) => {
  * - the platform's own decode error is never sent (src/Http/Failures.ts answers with the desk's 422 envelope);
  * - header names are spelled as agents read them (a header schema's keys are lowercase), and the response headers
  *   no schema carries (Retry-After, the rate limit, x402's PAYMENT-REQUIRED and PAYMENT-RESPONSE) are declared;
+ * - where X-AGENT-ID is optional, its security scheme is stated as optional (`[{}, {agentId: []}]`);
  * - effect's titles for its built-in schemas (`int`, `unknown`) say nothing and are dropped;
  * - the two 405-only routes beside the API (BesideApi.ts) have no endpoint to describe them.
  */
@@ -236,6 +253,7 @@ export const asServed = (generated: Spec): Spec => {
       pruneResponses(spec, method.toUpperCase(), path, operation)
       declareHeaders(operation)
       fixHeaders(operation)
+      optionalIdentity(operation)
       describeSuccess(spec, operation)
     }
   }

@@ -104,11 +104,12 @@ describe("the OpenAPI document", () => {
         op.responses["500"].content["application/json"].schema.$ref === undefined ? [] : ["X-Request-Id"]
       )
     }
-    // x402 (src/Ledger/PaymentHeaders.ts): the v2 challenge on every 402, the settlement on a paid unlock's 200,
-    // Retry-After while a settlement is pending; nowhere else.
+    // x402 (src/Ledger/PaymentHeaders.ts): the v2 challenge on every 402, the settlement on a paid unlock's 200 and
+    // a paid body read's (it pays and reads at once), Retry-After while a settlement is pending; nowhere else.
     const x402 = Object.entries(headers).filter(([, names]) => names.some((name) => /PAYMENT/.test(name)))
     expect(Object.fromEntries(x402)).toEqual({
       "POST /api/handoffs/{id}/unlock 200": ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"],
+      "GET /api/handoffs/{id}/body 200": ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"],
       "POST /api/handoffs/{id}/unlock 402": ["PAYMENT-REQUIRED"],
       "GET /api/handoffs/{id}/body 402": ["PAYMENT-REQUIRED"]
     })
@@ -167,7 +168,9 @@ describe("the OpenAPI document", () => {
     for (const operation of [register, unlock, doc.paths["/api/handoffs"].post]) {
       expect(operation.security).toEqual([{ agentId: [] }])
     }
-    expect(doc.paths["/api/handoffs/{id}/body"].get.security).toEqual([])
+    // Where it is optional (a body read, MCP), the scheme is stated as optional: none, or the id.
+    expect(doc.paths["/api/handoffs/{id}/body"].get.security).toEqual([{}, { agentId: [] }])
+    expect(doc.paths["/mcp"].post.security).toEqual([{}, { agentId: [] }])
   })
 })
 
