@@ -55,7 +55,7 @@ const paymentResponses = (answer: string): Record<string, Json> => ({
 
 /**
  * Response headers by the answer that carries them, which no schema can state: the edge's (src/Http/RateLimit.ts,
- * src/Http/Failures.ts) and x402's (src/Ledger/PaymentHeaders.ts). Spelled as agents read them.
+ * src/Http/Failures.ts) and x402's (src/Http/PaymentHeaders.ts). Spelled as agents read them.
  */
 const HEADERS_OF: Record<string, Record<string, Json>> = {
   RateLimited: {

@@ -104,7 +104,7 @@ describe("the OpenAPI document", () => {
         op.responses["500"].content["application/json"].schema.$ref === undefined ? [] : ["X-Request-Id"]
       )
     }
-    // x402 (src/Ledger/PaymentHeaders.ts): the v2 challenge on every 402, the settlement on a paid unlock's 200 and
+    // x402 (src/Http/PaymentHeaders.ts): the v2 challenge on every 402, the settlement on a paid unlock's 200 and
     // a paid body read's (it pays and reads at once), Retry-After while a settlement is pending; nowhere else.
     const x402 = Object.entries(headers).filter(([, names]) => names.some((name) => /PAYMENT/.test(name)))
     expect(Object.fromEntries(x402)).toEqual({

@@ -5,10 +5,10 @@ import { OFFER_RECEIPT } from "@x402/extensions/offer-receipt"
 import { Effect, Option } from "effect"
 import { PaymentInvalid, PaymentRequired, SettlementPending, SettlementUnavailable } from "../Domain/Errors.ts"
 import type { PaymentRequiredV2 } from "../Domain/X402.ts"
+import type { Unlocked } from "../Ledger/PaidUnlock.ts"
+import { caipNetworkOf } from "../Ledger/SignedReceipts.ts"
 import type { ReceiptSigning } from "../ReceiptSigning.ts"
 import type { Settlement } from "../Settlement.ts"
-import type { Unlocked } from "./PaidUnlock.ts"
-import { caipNetworkOf } from "./SignedReceipts.ts"
 
 const respondWith = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
