@@ -76,6 +76,18 @@ for (const backend of backends) {
             }]
           })
 
+          // Beside the schema's own problems in one answer, as over REST.
+          const several = yield* failure(client, "file_handoff", {
+            ...filing(filer),
+            priceUsd: 0.1234567,
+            agentId: newAgentId()
+          })
+          expect(several.error).toBe("invalid_handoff")
+          expect(several.issues).toEqual([
+            { path: "filerDid", message: "must equal your agentId (or the X-AGENT-ID header of the MCP request)" },
+            expect.objectContaining({ path: "priceUsd" })
+          ])
+
           // payment_required: the REST way to unlock (with X-AGENT-ID) becomes the tool call.
           const sealed = yield* failure(client, "fetch_body", { id, agentId: newAgentId() })
           expect(sealed.error).toBe("payment_required")
