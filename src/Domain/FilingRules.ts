@@ -73,10 +73,16 @@ export const identityIssues = (filerDid: string, agent: string): ReadonlyArray<I
   filerDid === agent ? [] : [{ path: "filerDid", message: "must equal the X-AGENT-ID header" }]
 
 /**
- * `identityIssues` of a filing its schema refused, read from its parsed JSON (`body`): so that one 422 lists this
- * rule beside the others. None where `filerDid` is no string (the schema names it then).
+ * The issues of a filing its schema refused (`decoded`), with `identityIssues` first, read from its parsed JSON
+ * (`body`) against the identity filing it: so that one 422 lists this rule beside the others. Not where the schema
+ * already names `filerDid` (it is no well-formed id then).
  */
-export const identityIssuesOf = (body: unknown, agent: string): ReadonlyArray<Issue> =>
-  typeof body === "object" && body !== null && "filerDid" in body && typeof body.filerDid === "string"
-    ? identityIssues(body.filerDid, agent)
-    : []
+export const withIdentityIssues = (
+  decoded: ReadonlyArray<Issue>,
+  body: unknown,
+  agent: string
+): ReadonlyArray<Issue> =>
+  typeof body === "object" && body !== null && "filerDid" in body && typeof body.filerDid === "string" &&
+    !decoded.some((_) => _.path === "filerDid")
+    ? [...identityIssues(body.filerDid, agent), ...decoded]
+    : decoded

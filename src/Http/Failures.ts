@@ -12,7 +12,7 @@ import {
   NotFound,
   Unavailable
 } from "../Domain/Errors.ts"
-import { identityIssuesOf } from "../Domain/FilingRules.ts"
+import { withIdentityIssues } from "../Domain/FilingRules.ts"
 import { issuesOf, SEE_OPENAPI, SEE_TEMPLATE, summarize } from "../Domain/Issues.ts"
 import { AGENT_HEADER } from "../Identity/AgentId.ts"
 import { type allowedMethods, routedPath } from "./AllowedMethods.ts"
@@ -27,9 +27,9 @@ import { errorResponse } from "./Respond.ts"
 const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) =>
   Effect.map(filingText(request), (filing) => {
     const decoded = issuesOf(error.issues, filing === undefined ? SEE_OPENAPI : SEE_TEMPLATE)
-    const all = filing === undefined || decoded.some((_) => _.path === "filerDid")
+    const all = filing === undefined
       ? decoded
-      : [...identityIssuesOf(parsedOrNot(filing), request.headers[AGENT_HEADER] ?? ""), ...decoded]
+      : withIdentityIssues(decoded, parsedOrNot(filing), request.headers[AGENT_HEADER] ?? "")
     return respond(request, filing !== undefined, summarize(all))
   })
 

@@ -13,7 +13,6 @@ import {
   InvalidHandoff,
   InvalidQuery,
   InvalidRequest,
-  type Issue,
   NotFound,
   NotUnlocked,
   PaymentInvalid,
@@ -25,7 +24,7 @@ import {
   SpendCapExceeded,
   Unavailable
 } from "../Domain/Errors.ts"
-import { identityIssuesOf } from "../Domain/FilingRules.ts"
+import { withIdentityIssues } from "../Domain/FilingRules.ts"
 import { DeskId } from "../Domain/Ids.ts"
 import { issuesOf, summarize } from "../Domain/Issues.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
@@ -86,27 +85,23 @@ const resultOf = (value: object, isError: boolean): ToolResult => ({
 
 const isDeskId = Schema.is(DeskId)
 
-/**
- * The caller's rule a filing's schema cannot judge (`filerDid` against the identity filing it), for a filing the
- * schema refused: so one answer lists every problem, as over REST. None before the identity is known to be one.
- */
-const callerIssues = (tool: { readonly invalid: string }, args: unknown, agentHeader: string | undefined) => {
-  if (tool.invalid !== "handoff") return []
-  const named = typeof args === "object" && args !== null && "agentId" in args ? args.agentId : agentHeader
-  return typeof named === "string" && isDeskId(named) ? identityIssuesOf(args, named) : []
-}
-
 const invalidInput = (
   tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">,
   error: ParseResult.ParseError,
-  before: ReadonlyArray<Issue> = []
+  args: unknown,
+  agentHeader: string | undefined
 ) => {
   const decoded = issuesOf(
     ParseResult.ArrayFormatter.formatErrorSync(error),
     `see the input schema of ${tool.name} in tools/list`
   )
+  // A filing also hears about filerDid against the identity filing it, once that is an id, as over REST.
+  const agent = namedAgent(args, agentHeader)
+  const all = tool.invalid === "handoff" && typeof agent === "string" && isDeskId(agent)
+    ? withIdentityIssues(decoded, args, agent)
+    : decoded
   // The first 20, as over REST: a request of a few kilobytes can hold thousands of wrong items.
-  const { issues, text } = summarize(decoded.some((_) => _.path === "filerDid") ? decoded : [...before, ...decoded])
+  const { issues, text } = summarize(all)
   const message = `Invalid arguments for ${tool.name}: ${text}`
   switch (tool.invalid) {
     case "query":
@@ -132,7 +127,7 @@ const runner = <A, I>(
 ): Runner =>
 (args, agentHeader) =>
   Schema.decodeUnknown(tool.input)(args ?? {}).pipe(
-    Effect.mapError((error) => invalidInput(tool, error, callerIssues(tool, args, agentHeader))),
+    Effect.mapError((error) => invalidInput(tool, error, args, agentHeader)),
     Effect.flatMap((input) => handle(input, agentHeader))
   )
 
