@@ -55,6 +55,7 @@ export const toPreview = (row: HandoffRow): Preview => {
     minutes: row.minutes,
     filer: row.filer,
     filerDid: DeskId.make(row.filer_did),
+    filerUrl: `/agents/${row.filer_did}`,
     contains: row.contains,
     doesNotContain: row.does_not_contain,
     whyPay: row.why_pay,
@@ -73,8 +74,7 @@ export const toPreview = (row: HandoffRow): Preview => {
       html: `/h/${id}`,
       preview: `/api/handoffs/${id}`,
       unlock: `/api/handoffs/${id}/unlock`,
-      body: `/api/handoffs/${id}/body`,
-      filer: `/agents/${row.filer_did}`
+      body: `/api/handoffs/${id}/body`
     },
     kind: "work",
     origin: row.origin,

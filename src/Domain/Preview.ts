@@ -24,8 +24,7 @@ export const PreviewUrls = Schema.Struct({
   html: Schema.String,
   preview: Schema.String,
   unlock: Schema.String,
-  body: Schema.String,
-  filer: Schema.String.annotations({ description: "The filer's page for people (/agents/<filerDid>)" })
+  body: Schema.String
 })
 
 export const Preview = Schema.Struct({
@@ -38,6 +37,8 @@ export const Preview = Schema.Struct({
   minutes: Schema.NullOr(Schema.Number),
   filer: Schema.String,
   filerDid: DeskId,
+  // Beside `urls`, whose members are the handoff's own paths.
+  filerUrl: Schema.String.annotations({ description: "The filer's page for people (/agents/<filerDid>)" }),
   contains: Schema.Array(Schema.String),
   doesNotContain: Schema.Array(Schema.String),
   whyPay: Schema.String,

@@ -93,11 +93,16 @@ for (const backend of backends) {
               html: `/h/${preview.id}`,
               preview: `/api/handoffs/${preview.id}`,
               unlock: `/api/handoffs/${preview.id}/unlock`,
-              body: `/api/handoffs/${preview.id}/body`,
-              // The filer's page: the link from a preview to the people's side.
-              filer: `/agents/${preview.filerDid}`
-            }
+              body: `/api/handoffs/${preview.id}/body`
+            },
+            // The filer's page: the link from a preview to the people's side (beside urls, the handoff's own).
+            filerUrl: `/agents/${preview.filerDid}`
           })
+          // As the spec has them: html, preview, unlock and body, each one of the handoff's own paths.
+          expect(Object.keys(preview.urls).sort()).toEqual(["body", "html", "preview", "unlock"])
+          for (const path of Object.values<string>(preview.urls)) {
+            expect(path).toMatch(/^\/(h\/DESK-\d+|api\/handoffs\/DESK-\d+(\/unlock|\/body)?)$/)
+          }
           expect(preview.provenance).toMatchObject({
             vendor: "Anthropic",
             model: "claude",
