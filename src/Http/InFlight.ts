@@ -1,6 +1,6 @@
 import { Context, Duration, Effect } from "effect"
 import type { Server, ServerResponse } from "node:http"
-import { Server as NetServer } from "node:net"
+import { Server as NetServer, type Socket } from "node:net"
 
 /** Resolves after the event loop has polled its sockets once more. */
 const nextPoll = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
@@ -14,6 +14,7 @@ const SETTLE = Duration.millis(50)
  */
 export class InFlight {
   private readonly open = new Set<ServerResponse>()
+  private readonly byConnection = new WeakMap<Socket, Set<ServerResponse>>()
   private readonly whenIdle: Array<() => void> = []
   private stopping = false
 
@@ -25,16 +26,31 @@ export class InFlight {
   readonly track = (response: ServerResponse): void => {
     this.open.add(response)
     if (this.stopping) response.shouldKeepAlive = false
-    const connection = response.req.socket
-    const done = () => {
-      response.off("close", done)
-      connection.off("close", done)
-      if (this.open.delete(response) && this.open.size === 0) {
-        for (const resume of this.whenIdle.splice(0)) resume()
-      }
+    const answers = this.answersOf(response.req.socket)
+    answers.add(response)
+    response.once("close", () => {
+      answers.delete(response)
+      this.drop(response)
+    })
+  }
+
+  /** The open answers of `connection`, dropped when it closes: one listener a connection, however many it pipelines. */
+  private answersOf(connection: Socket): Set<ServerResponse> {
+    const known = this.byConnection.get(connection)
+    if (known !== undefined) return known
+    const answers = new Set<ServerResponse>()
+    this.byConnection.set(connection, answers)
+    connection.once("close", () => {
+      for (const answer of answers) this.drop(answer)
+      answers.clear()
+    })
+    return answers
+  }
+
+  private drop(response: ServerResponse) {
+    if (this.open.delete(response) && this.open.size === 0) {
+      for (const resume of this.whenIdle.splice(0)) resume()
     }
-    response.once("close", done)
-    connection.once("close", done)
   }
 
   /** Every answer begun from now on, and every one not yet under way, closes its connection after it. */
