@@ -147,15 +147,25 @@ const identify = (agentId: string | undefined, agentHeader: string | undefined) 
     )
   )
 
+const argument = (args: unknown, name: string | undefined): unknown =>
+  typeof args === "object" && args !== null && name !== undefined && name in args
+    ? (args as Record<string, unknown>)[name]
+    : undefined
+
 /**
- * The identity a call names: its agentId argument, else the MCP request's X-AGENT-ID, a blank one naming none, as a
- * blank header names none on REST. Judged before the other arguments, as REST judges X-AGENT-ID before the body;
- * an agentId that is not text is left to the input's decoding, which names it.
+ * The identity a call names: its agentId argument, else the MCP request's X-AGENT-ID, else the tool's `alsoNamedBy`
+ * argument (unlock_handoff's `payer`, as REST names it), a blank one naming none, as a blank header names none on
+ * REST. Judged before the other arguments, as REST judges X-AGENT-ID before the body; an argument that is not text
+ * is left to the input's decoding, which names it.
  */
-const namedAgent = (args: unknown, agentHeader: string | undefined): string | undefined | "not text" => {
-  const agentId = typeof args === "object" && args !== null && "agentId" in args ? args.agentId : undefined
-  if (agentId !== undefined && typeof agentId !== "string") return "not text"
-  return [agentId, agentHeader].find((_) => _ !== undefined && _.trim() !== "")
+const namedAgent = (
+  args: unknown,
+  agentHeader: string | undefined,
+  alsoNamedBy?: string
+): string | undefined | "not text" => {
+  const named = [argument(args, "agentId"), agentHeader, argument(args, alsoNamedBy)]
+  if (named.some((_) => _ !== undefined && typeof _ !== "string")) return "not text"
+  return (named as ReadonlyArray<string | undefined>).find((_) => _ !== undefined && _.trim() !== "")
 }
 
 /** A tool run as the identity `judge` makes of the one the call names, judged before the tool's input. */
@@ -165,8 +175,8 @@ const judgedBy = <Who>(judge: (named: string | undefined) => Effect.Effect<Who, 
   handle: (input: A, who: Who) => Effect.Effect<object, ToolFailure | InMcpWords>
 ): Runner =>
 (args, agentHeader) => {
-  const named = namedAgent(args, agentHeader)
-  // The input's decoding refuses it: agentId is text in every input schema.
+  const named = namedAgent(args, agentHeader, tool.alsoNamedBy)
+  // The input's decoding refuses it: agentId (and `alsoNamedBy`) is text in every input schema.
   if (named === "not text") return runner(tool, () => Effect.dieMessage("agentId is not text"))(args, agentHeader)
   return Effect.flatMap(judge(named), (who) => runner(tool, (input) => handle(input, who))(args, agentHeader))
 }
@@ -208,7 +218,8 @@ const make = Effect.gen(function*() {
     file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),
     unlock_handoff: asAgent(UnlockHandoff, (input, agent) =>
       Effect.map(
-        ledger.unlock(agent, input.id, agent, Option.fromNullable(input.payment)),
+        // As over REST, a payer that is not the identity acting is refused (422 naming `payer`).
+        ledger.unlock(agent, input.id, input.payer ?? agent, Option.fromNullable(input.payment)),
         ({ response }) => response
       )),
     fetch_body: asAgentIfNamed(FetchBody, (input, agent) => ledger.body(input.id, agent)),

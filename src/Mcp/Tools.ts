@@ -18,6 +18,8 @@ export interface ToolDefinition<Name extends string, A, I> {
   readonly readOnly: boolean
   readonly idempotent: boolean
   readonly openWorld: boolean
+  /** An argument that names the identity when neither agentId nor the request's X-AGENT-ID does. */
+  readonly alsoNamedBy?: string
 }
 
 const tool = <const Name extends string, A, I>(definition: ToolDefinition<Name, A, I>) => definition
@@ -97,6 +99,11 @@ export const UnlockHandoff = tool({
   input: Schema.Struct({
     id: HandoffIdArgument,
     agentId: AgentIdArgument,
+    payer: Schema.optional(Schema.String.annotations({
+      description: "As the REST route's body `payer`: the identity that pays, which must be yours (agentId, else the " +
+        "X-AGENT-ID header). Optional; names your identity when neither does.",
+      jsonSchema: { type: "string", pattern: "^did:desk:[0-9a-f]{32}$" }
+    })),
     payment: Schema.optional(Schema.String.annotations({
       description: "Optional x402 payment: the value the REST route takes in the X-PAYMENT header"
     }))
@@ -105,7 +112,8 @@ export const UnlockHandoff = tool({
   rest: "POST /api/handoffs/:id/unlock",
   readOnly: false,
   idempotent: true,
-  openWorld: true
+  openWorld: true,
+  alsoNamedBy: "payer"
 })
 
 export const FetchBody = tool({

@@ -115,6 +115,47 @@ for (const backend of backends) {
             "request GET /api/handoffs/:id/body (REST; no MCP tool signs in) without X-AGENT-ID"
           )
         }))
+
+      it.scoped("unlock_handoff takes REST's payer: it names the identity, or must equal the one named", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const filer = newAgentId()
+          const client = yield* connectMcp()
+          const filed = yield* Effect.promise(() =>
+            client.callTool({ name: "file_handoff", arguments: { ...filing(filer), agentId: filer } })
+          )
+          const id: string = JSON.parse((filed.content as Array<{ text: string }>)[0]!.text).id
+          const receiptsOf = (payer: string) =>
+            Effect.promise(() => fetch(`${desk.url}/api/receipts?payer=${payer}`).then(readJson))
+
+          // A payer other than agentId, or than the request's X-AGENT-ID: refused, nothing written.
+          const buyer = newAgentId()
+          const other = newAgentId()
+          const mismatch = {
+            error: "invalid_request",
+            issues: [{
+              path: "payer",
+              message: "must equal your agentId (or the X-AGENT-ID header of the MCP request)"
+            }]
+          }
+          expect(yield* failure(client, "unlock_handoff", { id, agentId: buyer, payer: other })).toMatchObject(mismatch)
+          const asBuyer = yield* connectMcp({ "X-AGENT-ID": buyer })
+          expect(yield* failure(asBuyer, "unlock_handoff", { id, payer: other })).toMatchObject(mismatch)
+          expect(yield* failure(client, "unlock_handoff", { id, payer: 7 })).toMatchObject({
+            error: "invalid_request",
+            issues: [expect.objectContaining({ path: "payer" })]
+          })
+          for (const who of [buyer, other]) expect(yield* receiptsOf(who)).toMatchObject({ total: 0 })
+
+          // The payer alone names the identity, as REST's body and header name the same one.
+          const unlocked = yield* Effect.promise(() =>
+            client.callTool({ name: "unlock_handoff", arguments: { id, payer: buyer } })
+          )
+          expect(unlocked.isError).toBeFalsy()
+          expect(JSON.parse((unlocked.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ ok: true })
+          expect(yield* receiptsOf(buyer)).toMatchObject({ total: 1 })
+          expect(yield* receiptsOf(other)).toMatchObject({ total: 0 })
+        }))
     })
   })
 }
