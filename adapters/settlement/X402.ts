@@ -231,10 +231,8 @@ export const make = (settings: X402Settings) =>
         Effect.timeout(rpcTimeout),
         Effect.mapError(() => unavailable("The chain RPC"))
       ),
-      facilitatorReachable: Effect.promise(facilitator.reachable).pipe(
-        Effect.timeout(rpcTimeout),
-        Effect.orElseSucceed(() => false)
-      )
+      // Bounded and never failing: the last known answer (adapters/settlement/LastKnown.ts).
+      facilitatorReachable: Effect.promise(facilitator.reachable)
     }
     return { rail, profile, payouts }
   })

@@ -6,6 +6,7 @@ import { ExactEvmScheme } from "@x402/evm/exact/facilitator"
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator"
 import { Option, Redacted } from "effect"
 import type { VerifiablePayment } from "../../src/Domain/X402.ts"
+import { lastKnown } from "./LastKnown.ts"
 import type { Chain } from "./X402Chain.ts"
 import type { X402Settings } from "./X402Config.ts"
 import { caipNetwork } from "./X402Requirements.ts"
@@ -14,8 +15,12 @@ export interface Facilitator {
   readonly kind: "local" | "remote"
   readonly verify: (payment: VerifiablePayment) => Promise<VerifyResponse>
   readonly settle: (payment: VerifiablePayment) => Promise<SettleResponse>
+  /** Whether it answers, as last probed (src/Desk/Status.ts): at most one probe every REACHABLE_FRESH_MS. */
   readonly reachable: () => Promise<boolean>
 }
+
+/** How long a probe's answer is kept for `/api/status` (adapters/settlement/LastKnown.ts). */
+export const REACHABLE_FRESH_MS = 5_000
 
 // x402 passes v1 and v2 payloads through one v2-typed signature and dispatches on x402Version at run time.
 const asX402 = (payment: VerifiablePayment) =>
@@ -70,7 +75,11 @@ const local = (settings: X402Settings, chain: Chain): Facilitator => {
           payer: payment.payload.payload.authorization.from
         })
       ),
-    reachable: () => chain.publicClient.getChainId().then((id) => id === settings.chainId, () => false)
+    reachable: lastKnown(
+      () => chain.publicClient.getChainId().then((id) => id === settings.chainId),
+      REACHABLE_FRESH_MS,
+      settings.rpcTimeoutMs
+    )
   }
 }
 
@@ -87,7 +96,7 @@ const remote = (settings: X402Settings, url: string): Facilitator => {
     kind: "remote",
     verify: (payment) => client.verify(...asX402(payment)),
     settle: (payment) => client.settle(...asX402(payment)),
-    reachable: () => probe.getSupported().then(() => true, () => false)
+    reachable: lastKnown(() => probe.getSupported().then(() => true), REACHABLE_FRESH_MS, settings.rpcTimeoutMs)
   }
 }
 

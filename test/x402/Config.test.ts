@@ -1,7 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import { ConfigProvider, Context, Effect, Either, Layer, Logger, Option, Redacted, Schedule } from "effect"
 import * as X402 from "../../adapters/settlement/X402.ts"
 import { x402Settings } from "../../adapters/settlement/X402Config.ts"
+import { REACHABLE_FRESH_MS } from "../../adapters/settlement/X402Facilitator.ts"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
 import { deskOn, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
@@ -162,11 +163,18 @@ describe("x402 with a remote facilitator, and a chain that is not the configured
         yield* buysThroughRemoteFacilitator
         expect(facilitator.calls()).toBeGreaterThanOrEqual(2)
 
+        // Polled status asks the facilitator at most once every REACHABLE_FRESH_MS, not once a poll.
+        const before = facilitator.calls()
+        for (let i = 0; i < 20; i++) expect((yield* send("/api/status")).json.facilitatorReachable).toBe(true)
+        expect(facilitator.calls() - before).toBeLessThanOrEqual(1)
+
+        // Status says so within REACHABLE_FRESH_MS (and a probe): it answers with the last probe's answer.
         yield* Effect.promise(facilitator.close)
-        expect((yield* send("/api/status")).json).toMatchObject({
-          facilitatorKind: "remote",
-          facilitatorReachable: false
-        })
+        const started = Date.now()
+        const reachable = Effect.map(send("/api/status"), (_) => _.json.facilitatorReachable)
+        yield* Effect.repeat(reachable, { until: (up) => up === false, schedule: Schedule.spaced("100 millis") })
+        expect(Date.now() - started).toBeLessThan(REACHABLE_FRESH_MS + 2_000)
+        expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote" })
       }))
 
     it.effect("the layer refuses an RPC whose chain id is not DESK_NETWORK's, in one line", () =>
