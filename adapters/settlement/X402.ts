@@ -13,6 +13,7 @@ import {
   type SettleOutcome,
   type VerifiedPayment
 } from "../../src/Settlement.ts"
+import { assetDomainProblem } from "./X402AssetDomain.ts"
 import { makeChain } from "./X402Chain.ts"
 import { type X402Settings, x402Settings } from "./X402Config.ts"
 import { makeFacilitator } from "./X402Facilitator.ts"
@@ -79,6 +80,12 @@ export const make = (settings: X402Settings) =>
         )
       )
     }
+    const assetProblem = yield* assetDomainProblem(settings, chain).pipe(
+      Effect.mapError(() =>
+        new Error(`DESK_CHAIN_RPC_URL (${host(settings.rpcUrl)}) does not answer reads of DESK_ASSET_ADDRESS`)
+      )
+    )
+    if (assetProblem !== undefined) return yield* Effect.fail(new Error(assetProblem))
     const facilitator = makeFacilitator(settings, chain)
     const payouts = makePayouts(settings, chain)
     const rpcTimeout = Duration.millis(settings.rpcTimeoutMs)

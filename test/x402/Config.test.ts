@@ -185,6 +185,27 @@ describe("x402 with a remote facilitator, and a chain that is not the configured
           /^DESK_NETWORK=base is chain id 8453, but DESK_CHAIN_RPC_URL \(127\.0\.0\.1:\d+\) is chain id 84532$/
         )
       }))
+
+    it.effect("the layer refuses an asset whose EIP-712 domain is not the configured one, or no contract, in one line", () =>
+      Effect.gen(function*() {
+        const { settings } = yield* TestChain
+        const { address } = settings.asset
+        // Started so, the desk would challenge for a domain the token refuses: every buyer's signature, refused.
+        const misnamed = yield* Effect.flip(X402.make({ ...settings, asset: { ...settings.asset, name: "USD Coin" } }))
+        expect(misnamed.message).toBe(
+          `DESK_ASSET_NAME "USD Coin" and DESK_ASSET_VERSION "2" are not the EIP-712 domain of the token ${address} ` +
+            `(the token's is name "USDC", version "2"): every payment signed for them would be refused`
+        )
+        const misversioned = yield* Effect.flip(X402.make({ ...settings, asset: { ...settings.asset, version: "1" } }))
+        expect(misversioned.message).toContain(`DESK_ASSET_NAME "USDC" and DESK_ASSET_VERSION "1" are not`)
+        const nowhere = "0x000000000000000000000000000000000000dEaD"
+        const noContract = yield* Effect.flip(
+          X402.make({ ...settings, asset: { ...settings.asset, address: nowhere } })
+        )
+        expect(noContract.message).toBe(`DESK_ASSET_ADDRESS ${nowhere} is no contract on chain id 84532`)
+        // The configured domain starts.
+        yield* Effect.scoped(X402.make(settings))
+      }))
   })
 })
 
