@@ -18,7 +18,10 @@ const NARROWED_BY = ["payer", "filer"]
 export const RECEIPTS_COUNTED_UP_TO = 1_000
 
 /** Query parameters of GET /api/receipts. */
-export const ReceiptsParams = withinResultWindow(Schema.Struct(receiptFields(fromText)), NARROWED_BY)
+export const ReceiptsParams = withinResultWindow(
+  Schema.Struct(receiptFields(fromText)).annotations({ parseOptions: { errors: "all" } }),
+  NARROWED_BY
+)
 export type ReceiptsParams = typeof ReceiptsParams.Type
 
 /** The same query as MCP arguments (list_receipts). */

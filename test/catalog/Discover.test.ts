@@ -345,6 +345,23 @@ for (const backend of backends) {
           }
         }))
 
+      it.effect("every query route names every bad parameter in one 422", () =>
+        Effect.gen(function*() {
+          // /api/receipts named only the first: its parameters were decoded up to their first problem.
+          for (
+            const [route, query, names] of [
+              ["/api/receipts", "payer=x&filer=y&limit=0&page=-1", ["payer", "filer", "limit", "page"]],
+              ["/api/discover", "limit=0&page=-1&sort=cheapest", ["limit", "page", "sort"]],
+              ["/api/handoffs", "limit=0&page=-1&sort=cheapest", ["limit", "page", "sort"]]
+            ] as const
+          ) {
+            const { json, status } = yield* get(`${route}?${query}`)
+            expect(status, route).toBe(422)
+            expect(json).toMatchObject({ ok: false, error: "invalid_query" })
+            expect(json.issues.map((_: { path: string }) => _.path).sort(), route).toEqual([...names].sort())
+          }
+        }))
+
       it.effect("the catalog lists the tags in use, most used first, and demand computes gaps from them", () =>
         Effect.gen(function*() {
           const catalog = yield* get("/api/handoffs?limit=2")
