@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { getAddress, isAddress } from "viem"
 import { isIsoTime } from "./Discover.ts"
+import type { Issue } from "./Errors.ts"
 import { DeskId } from "./Ids.ts"
 import { echo } from "./Issues.ts"
 import { UsdAmount } from "./Money.ts"
@@ -99,6 +100,22 @@ export const payoutAddressProblem = (address: string, rail: PayoutRail): string 
     return "is the desk's own payTo address; payouts to it would go back to the desk, so name your own wallet"
   }
   return undefined
+}
+
+/**
+ * The issues of a request its schema refused (`decoded`), with the payout address rule read from its parsed JSON
+ * (`body`): the rule depends on the desk's rail, so no schema judges it, and one 422 lists it beside the others. Not
+ * where the schema already names `payoutAddress` (it is no address then).
+ */
+export const withPayoutIssues = (
+  decoded: ReadonlyArray<Issue>,
+  body: unknown,
+  rail: PayoutRail
+): ReadonlyArray<Issue> => {
+  const address = typeof body === "object" && body !== null && "payoutAddress" in body ? body.payoutAddress : undefined
+  if (typeof address !== "string" || decoded.some((_) => _.path === "payoutAddress")) return decoded
+  const problem = payoutAddressProblem(address, rail)
+  return problem === undefined ? decoded : [...decoded, { path: "payoutAddress", message: problem }]
 }
 
 export const payoutChangeMessage = (id: string, newAddress: string, signedAt: string) =>

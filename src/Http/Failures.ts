@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest } from
 import { Cause, Effect, Option } from "effect"
 import { internalFailure } from "../Desk/InternalFailure.ts"
 import { RETRY_AFTER_SECONDS, unavailableFor } from "../Desk/Outage.ts"
+import { type PayoutRail, withPayoutIssues } from "../Domain/Agent.ts"
 import {
   InternalError,
   InvalidHandoff,
@@ -15,29 +16,32 @@ import {
 import { withIdentityIssues } from "../Domain/FilingRules.ts"
 import { issuesOf, SEE_OPENAPI, SEE_TEMPLATE, summarize } from "../Domain/Issues.ts"
 import { AGENT_HEADER } from "../Identity/AgentId.ts"
+import { RailProfile } from "../Settlement.ts"
 import { type allowedMethods, routedPath } from "./AllowedMethods.ts"
 import { errorResponse } from "./Respond.ts"
 
 /**
  * A request the framework could not decode: its query parameters (GET, 422 `invalid_query`) or its JSON body (POST:
- * a filing's 422 `invalid_handoff`, any other `invalid_request`). X-AGENT-ID was judged before either. A filing's
- * answer also names the one rule its schema cannot judge (`filerDid` against the header, first), so that one 422
- * lists every problem of the request.
+ * a filing's 422 `invalid_handoff`, any other `invalid_request`). X-AGENT-ID was judged before either. A body that
+ * names a payout address (a filing, POST /api/agents) also hears of the payout address rule, and a filing of the
+ * other rule its schema cannot judge (`filerDid` against the header, first), so that one 422 lists every problem of
+ * the request.
  */
-const toResponse = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) =>
-  Effect.map(filingText(request), (filing) => {
-    const decoded = issuesOf(error.issues, filing === undefined ? SEE_OPENAPI : SEE_TEMPLATE)
-    const all = filing === undefined
-      ? decoded
-      : withIdentityIssues(decoded, parsedOrNot(filing), request.headers[AGENT_HEADER] ?? "")
-    return respond(request, filing !== undefined, summarize(all))
-  })
-
-/** A filing's body text (the body guard read it, and its identity was judged before it); undefined otherwise. */
-const filingText = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" && routedPath(request.url) === "/api/handoffs"
-    ? Effect.orElseSucceed(request.text, () => "")
-    : Effect.succeed(undefined)
+const toResponse =
+  (rail: PayoutRail) => (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
+    const route = request.method === "POST" ? routedPath(request.url) : undefined
+    const filing = route === "/api/handoffs"
+    if (!filing && route !== "/api/agents") {
+      return Effect.succeed(respond(request, false, summarize(issuesOf(error.issues, SEE_OPENAPI))))
+    }
+    // The body guard read the body, so its text is at hand.
+    return Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => {
+      const body = parsedOrNot(text)
+      const decoded = withPayoutIssues(issuesOf(error.issues, filing ? SEE_TEMPLATE : SEE_OPENAPI), body, rail)
+      const all = filing ? withIdentityIssues(decoded, body, request.headers[AGENT_HEADER] ?? "") : decoded
+      return respond(request, filing, summarize(all))
+    })
+  }
 
 const parsedOrNot = (text: string): unknown => {
   try {
@@ -103,24 +107,31 @@ const internalError = (cause: Cause.Cause<unknown>) =>
  * a 404) and defects become JSON here.
  */
 export const failuresLive = (allowedAt: ReturnType<typeof allowedMethods>) =>
-  HttpApiBuilder.middleware((app) =>
-    Effect.catchAllCause(app, (cause) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        // HttpApp.Default claims it cannot fail, yet routing and decoding fail here at run time.
-        const trouble = unavailableFor(cause)
-        if (Option.isSome(trouble)) return databaseTrouble(trouble.value)
-        const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
-        if (Option.isNone(failure)) {
-          return Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : internalError(cause)
-        }
-        const error = failure.value
-        if (error instanceof Unavailable) return Effect.succeed(unavailable(error))
-        if (error instanceof HttpApiError.HttpApiDecodeError) return toResponse(request, error)
-        if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
-          return Effect.succeed(routeNotFound(request, allowedAt))
-        }
-        return Effect.failCause(cause)
-      }))
+  HttpApiBuilder.middleware(
+    Effect.map(RailProfile, (rail) => (app) =>
+      Effect.catchAllCause(app, (cause) =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          // HttpApp.Default claims it cannot fail, yet routing and decoding fail here at run time.
+          const trouble = unavailableFor(cause)
+          if (Option.isSome(trouble)) {
+            return databaseTrouble(trouble.value)
+          }
+          const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+          if (Option.isNone(failure)) {
+            return Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : internalError(cause)
+          }
+          const error = failure.value
+          if (error instanceof Unavailable) {
+            return Effect.succeed(unavailable(error))
+          }
+          if (error instanceof HttpApiError.HttpApiDecodeError) {
+            return toResponse(rail)(request, error)
+          }
+          if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
+            return Effect.succeed(routeNotFound(request, allowedAt))
+          }
+          return Effect.failCause(cause)
+        })))
   )

@@ -4,6 +4,7 @@ import { DeskConfig } from "../Config.ts"
 import { internalFailure } from "../Desk/InternalFailure.ts"
 import { unavailableFor } from "../Desk/Outage.ts"
 import { deskStatus } from "../Desk/Status.ts"
+import { type PayoutRail, withPayoutIssues } from "../Domain/Agent.ts"
 import { toCatalogQuery } from "../Domain/Discover.ts"
 import {
   AgentIdRequired,
@@ -89,17 +90,20 @@ const invalidInput = (
   tool: Pick<ToolDefinition<string, never, never>, "name" | "invalid">,
   error: ParseResult.ParseError,
   args: unknown,
-  agentHeader: string | undefined
+  agentHeader: string | undefined,
+  rail: PayoutRail
 ) => {
   const decoded = issuesOf(
     ParseResult.ArrayFormatter.formatErrorSync(error),
     `see the input schema of ${tool.name} in tools/list`
   )
-  // A filing also hears about filerDid against the identity filing it, once that is an id, as over REST.
+  // A filing also hears about its payout address and filerDid against the identity filing it, once that is an id,
+  // as over REST.
   const agent = namedAgent(args, agentHeader)
+  const filing = tool.invalid === "handoff" ? withPayoutIssues(decoded, args, rail) : decoded
   const all = tool.invalid === "handoff" && typeof agent === "string" && isDeskId(agent)
-    ? withIdentityIssues(decoded, args, agent)
-    : decoded
+    ? withIdentityIssues(filing, args, agent)
+    : filing
   // The first 20, as over REST: a request of a few kilobytes can hold thousands of wrong items.
   const { issues, text } = summarize(all)
   const message = `Invalid arguments for ${tool.name}: ${text}`
@@ -119,15 +123,19 @@ const invalidInput = (
  */
 class InMcpWords extends Data.TaggedClass("InMcpWords")<{ readonly failure: ToolFailure }> {}
 
-type Runner = (args: unknown, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>
+type Runner = (
+  args: unknown,
+  agentHeader: string | undefined,
+  rail: PayoutRail
+) => Effect.Effect<object, ToolFailure | InMcpWords>
 
 const runner = <A, I>(
   tool: ToolDefinition<string, A, I>,
   handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>
 ): Runner =>
-(args, agentHeader) =>
+(args, agentHeader, rail) =>
   Schema.decodeUnknown(tool.input)(args ?? {}).pipe(
-    Effect.mapError((error) => invalidInput(tool, error, args, agentHeader)),
+    Effect.mapError((error) => invalidInput(tool, error, args, agentHeader, rail)),
     Effect.flatMap((input) => handle(input, agentHeader))
   )
 
@@ -174,11 +182,13 @@ const judgedBy = <Who>(judge: (named: string | undefined) => Effect.Effect<Who, 
   tool: ToolDefinition<string, A, I>,
   handle: (input: A, who: Who) => Effect.Effect<object, ToolFailure | InMcpWords>
 ): Runner =>
-(args, agentHeader) => {
+(args, agentHeader, rail) => {
   const named = namedAgent(args, agentHeader, tool.alsoNamedBy)
   // The input's decoding refuses it: agentId (and `alsoNamedBy`) is text in every input schema.
-  if (named === "not text") return runner(tool, () => Effect.dieMessage("agentId is not text"))(args, agentHeader)
-  return Effect.flatMap(judge(named), (who) => runner(tool, (input) => handle(input, who))(args, agentHeader))
+  if (named === "not text") {
+    return runner(tool, () => Effect.dieMessage("agentId is not text"))(args, agentHeader, rail)
+  }
+  return Effect.flatMap(judge(named), (who) => runner(tool, (input) => handle(input, who))(args, agentHeader, rail))
 }
 
 /** A tool that acts as an identity: refused without one or with a malformed one. */
@@ -248,7 +258,7 @@ const make = Effect.gen(function*() {
   ): Option.Option<Effect.Effect<ToolResult>> =>
     isTool(name)
       ? Option.some(
-        runners[name](args, agentHeader).pipe(
+        runners[name](args, agentHeader, rail).pipe(
           Effect.match({
             onSuccess: (value) => resultOf(value, false),
             onFailure: (error) =>

@@ -5,6 +5,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { payoutChangeMessage } from "../../src/Domain/Agent.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
 import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
+import { connectMcp } from "../support/McpClient.ts"
 import { backends } from "../support/Storage.ts"
 
 const send = (path: string, init?: Parameters<TestDesk["Type"]["request"]>[1]) =>
@@ -359,6 +360,44 @@ for (const backend of backends) {
           }
           expect((yield* send(`/api/agents/${filer}`)).status).toBe(404)
           expect((yield* send(`/api/receipts?filer=${filer}`)).json.total).toBe(0)
+        }))
+
+      it.scoped("an unusable payout address is named beside the request's other problems, in one 422", () =>
+        Effect.gen(function*() {
+          // Its rule depends on the rail, so no schema judges it: a request its schema refused heard of it next try.
+          const filer = newAgentId()
+          const payoutAddress = "0x0000000000000000000000000000000000000000"
+          const paths = (json: { issues: ReadonlyArray<{ path: string }> }) => json.issues.map((_) => _.path).sort()
+          const registered = yield* send("/api/agents", {
+            json: { id: filer, spendCapUsd: 1.1234567, payoutAddress },
+            agent: filer
+          })
+          expect(registered.status).toBe(422)
+          expect(registered.json.error).toBe("invalid_request")
+          expect(paths(registered.json)).toEqual(["payoutAddress", "spendCapUsd"])
+          const filed = yield* send("/api/handoffs", {
+            json: filing(filer, { payoutAddress, priceUsd: 0.1234567 }),
+            agent: filer
+          })
+          expect(filed.status).toBe(422)
+          expect(filed.json.error).toBe("invalid_handoff")
+          expect(paths(filed.json)).toEqual(["payoutAddress", "priceUsd"])
+          // A malformed address is the schema's own issue, named once.
+          const malformed = yield* send("/api/agents", {
+            json: { id: filer, spendCapUsd: 1.1234567, payoutAddress: "0xabc" },
+            agent: filer
+          })
+          expect(paths(malformed.json)).toEqual(["payoutAddress", "spendCapUsd"])
+          const client = yield* connectMcp({ "X-AGENT-ID": filer })
+          const viaMcp = yield* Effect.promise(() =>
+            client.callTool({ name: "file_handoff", arguments: filing(filer, { payoutAddress, priceUsd: 0.1234567 }) })
+          )
+          expect(viaMcp.isError).toBe(true)
+          expect(paths(JSON.parse((viaMcp.content as Array<{ text: string }>)[0]!.text))).toEqual([
+            "payoutAddress",
+            "priceUsd"
+          ])
+          expect((yield* send(`/api/agents/${filer}`)).status).toBe(404)
         }))
 
       it.effect("a filer names its payout address in its first filing", () =>
