@@ -79,6 +79,13 @@ const HEADERS_OF: Record<string, Record<string, Json>> = {
   SealedBody: paymentResponses("a body read")
 }
 
+/** Descriptions of one response's alternatives as one sentence: "A; or b" (a leading code or acronym kept as is). */
+const eitherOf = (descriptions: ReadonlyArray<string>) =>
+  descriptions.map((text, index) =>
+    index === 0 ? text : text.replace(/^[A-Z](?=[a-z ])/, (first) => first.toLowerCase())
+  )
+    .join("; or ")
+
 /** `code`: description, from an error component's `error` literal and its description. */
 const describeError = (spec: Spec, name: string): string | undefined => {
   const component = spec.components.schemas[name]
@@ -123,7 +130,7 @@ const pruneResponses = (spec: Spec, method: string, path: string, operation: Jso
     const descriptions = kept.map((member) => refName(member)).flatMap((name) =>
       name === undefined ? [] : [describeError(spec, name) ?? name]
     )
-    if (descriptions.length > 0) response.description = descriptions.join(" Or ")
+    if (descriptions.length > 0) response.description = eitherOf(descriptions)
   }
 }
 
@@ -136,7 +143,7 @@ const declareHeaders = (operation: Json) => {
         const known = headers[name]
         headers[name] = known === undefined || known.description === header.description
           ? header
-          : { ...known, description: `${known.description} Or ${header.description}` }
+          : { ...known, description: eitherOf([known.description, header.description]) }
       }
     }
     if (Object.keys(headers).length > 0) response.headers = headers
