@@ -36,7 +36,7 @@ const parsed = (() => {
       }
     })
   } catch (error) {
-    return fail("buy", `${oneLine(error)}\n${USAGE}`)
+    return fail("buy", `${oneLine(error)} (npm run buy -- --help)`)
   }
 })()
 const { positionals, values } = parsed
@@ -46,7 +46,9 @@ if (values.help) {
 }
 const [id] = positionals
 const key = process.env["BUYER_PRIVATE_KEY"]
-if (id === undefined || key === undefined) fail("buy", `needs a handoff id and BUYER_PRIVATE_KEY\n${USAGE}`)
+if (id === undefined || key === undefined) {
+  fail("buy", "needs a handoff id and BUYER_PRIVATE_KEY (npm run buy -- --help)")
+}
 if (!/^0x[0-9a-fA-F]{64}$/.test(key!)) fail("buy", "BUYER_PRIVATE_KEY must be 0x followed by 64 hex characters")
 const maxUsd = Number(values["max-usd"])
 if (!(maxUsd > 0)) fail("buy", `--max-usd must be a positive number of USD, not "${values["max-usd"]}"`)

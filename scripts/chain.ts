@@ -14,7 +14,7 @@ const { values } = (() => {
   try {
     return parseArgs({ options: { port: { type: "string", short: "p" }, help: { type: "boolean", short: "h" } } })
   } catch (error) {
-    return fail("chain", `${oneLine(error)}\n${USAGE}`)
+    return fail("chain", `${oneLine(error)} (npm run chain -- --help)`)
   }
 })()
 if (values.help) {
