@@ -111,7 +111,7 @@ const make = Effect.gen(function*() {
       }
       const listed = Option.map(yield* repo.findByBodyKey(key), handoffIdOf)
       return new DuplicateBody({
-        message: `This body (trimmed, line endings unified) is already listed${
+        message: `This body (case, spacing, blank lines and invisible characters aside) is already listed${
           Option.match(listed, { onNone: () => " by a filing being committed now", onSome: (id) => ` as ${id}` })
         }: a copy cannot be sold again. File a body of your own work.`,
         duplicateOf: Option.getOrNull(listed)

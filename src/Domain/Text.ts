@@ -25,6 +25,14 @@ const MARKS = /[\p{Mn}\p{Me}]/gu
 export const visibleLength = (text: string): number =>
   codePoints(text.replace(INVISIBLE, "").replace(MARKS, "").replace(WHITESPACE_RUN, " ").trim())
 
+/**
+ * Text as a copy of it is compared: Unicode NFKC (full-width and compatibility forms as their plain letters),
+ * invisible characters dropped, lowercase, every whitespace run (line breaks, blank lines, tabs, indentation) one
+ * space, trimmed. Two texts a reader could not tell apart but by case or layout compare equal.
+ */
+export const comparableText = (text: string): string =>
+  text.normalize("NFKC").replace(INVISIBLE, "").toLowerCase().replace(WHITESPACE_RUN, " ").trim()
+
 // Default-ignorable code points render as nothing (zero-width spaces and joiners, bidi controls, variation
 // selectors, fillers); control characters have no place in a label either.
 const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}]/gu
@@ -49,7 +57,9 @@ export const StorableString = Schema.String.annotations({ message: rule("must be
 /** A string of 1..max Unicode code points that is not only whitespace. */
 export const Text = (max: number, description?: string) =>
   StorableString.pipe(
-    Schema.filter((s) => visibleLength(s) > 0, { message: rule("must not be empty or only whitespace") }),
+    Schema.filter((s) => visibleLength(s) > 0, {
+      message: rule("must not be empty, or only whitespace and invisible characters")
+    }),
     Schema.filter((s) => codePoints(s) <= max, { message: rule(`must be at most ${max} characters`) }),
     // A node with its own jsonSchema is rendered from it alone: the description goes inside.
     Schema.annotations({

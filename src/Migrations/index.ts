@@ -28,6 +28,7 @@ import unboundedSums from "./0026_unbounded_sums.ts"
 import salesKeptApart from "./0027_sales_kept_apart.ts"
 import unlocksTogether from "./0028_unlocks_together.ts"
 import fairReconciler from "./0029_fair_reconciler.ts"
+import copiesByTheirWords from "./0030_copies_by_their_words.ts"
 
 /** Every migration, by file name; a test checks this registry against the directory. */
 export const migrations = {
@@ -59,7 +60,8 @@ export const migrations = {
   "0026_unbounded_sums": unboundedSums,
   "0027_sales_kept_apart": salesKeptApart,
   "0028_unlocks_together": unlocksTogether,
-  "0029_fair_reconciler": fairReconciler
+  "0029_fair_reconciler": fairReconciler,
+  "0030_copies_by_their_words": copiesByTheirWords
 }
 
 export const loader = Migrator.fromRecord(migrations)

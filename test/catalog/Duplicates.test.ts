@@ -1,6 +1,7 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { bodyKey } from "../../src/Domain/BodyKey.ts"
 import { migrations } from "../../src/Migrations/index.ts"
 import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
@@ -36,6 +37,20 @@ const VARIANTS = (body: string) => [
   `\u00a0 ${body.replace(/\n/g, "\r")}\t\u3000\ufeff`
 ]
 
+/**
+ * What else a reseller changes that no reader would call another body: case, spacing inside and at the end of
+ * lines, blank lines, a zero-width space inside a word, full-width letters (an outside recheck listed each of
+ * the first five again).
+ */
+const EDITS = (body: string) => [
+  body.toUpperCase(),
+  body.replace(/\n/g, "   \n"),
+  body.replace(/\n/g, "\n\n\n"),
+  body.replace(/- /g, "-\t"),
+  body.replace(/(\w{3})(\w)/, "$1\u200b$2"),
+  body.replace(/[a-z]/, (letter) => String.fromCodePoint(letter.codePointAt(0)! - 0x61 + 0xff41))
+]
+
 for (const backend of backends) {
   // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
   describe.skipIf(!backend.available)(`one body, one listing, over ${backend.name}`, () => {
@@ -50,6 +65,12 @@ for (const backend of backends) {
             expect(again.status).toBe(409)
             expect(again.json).toMatchObject({ ok: false, error: "duplicate_body", duplicateOf: first.json.id })
             expect(again.json.message).toContain(first.json.id)
+          }
+          for (const [index, copy] of EDITS(body).entries()) {
+            expect(copy, `edit ${index}`).not.toBe(body)
+            const edited = yield* fileAs(newAgentId(), { body: copy, title: "A reseller's title" })
+            expect(edited.status, `edit ${index}`).toBe(409)
+            expect(edited.json.duplicateOf).toBe(first.json.id)
           }
           // The filer itself cannot list its body twice either; a changed body is a new handoff.
           expect((yield* fileAs(first.json.filerDid, { body })).status).toBe(409)
@@ -117,5 +138,41 @@ for (const backend of backends) {
         )
         expect(another._tag).toBe("Left")
       }).pipe(Effect.provide(backend.layer), Effect.scoped), { timeout: 120_000 })
+
+    it.effect(
+      "the migration to keys that see through case and spacing keeps the oldest listing's key",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const before0030 = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0030"))
+          yield* Migrator.make({})({ loader: Migrator.fromRecord(before0030), table: TABLE })
+          const body = uniqueBody()
+          // Keys as the rule before 0030 made them: each of these bodies had its own.
+          const oldKey = (text: string) =>
+            createHash("sha256").update(text.replace(/\r\n?/g, "\n").trim()).digest("hex")
+          const insert = (text: string) =>
+            sql<{ seq: string | number }>`INSERT INTO handoffs (title, teaser, body, filer, filer_did, price_micro,
+              reconstruct_micro, origin, is_demo, hash, body_chars, body_key)
+            VALUES ('t', 't', ${text}, 'f', ${newAgentId()}, 1, 2, 'filed', false, 'h', 1, ${oldKey(text)})
+            RETURNING seq`.pipe(Effect.map((rows) => Number(rows[0]!.seq)))
+          const original = yield* insert(body)
+          const copies = [yield* insert(body.toUpperCase()), yield* insert(body.replace(/\n/g, "\n\n"))]
+          const other = yield* insert(uniqueBody())
+
+          yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: TABLE })
+          const rows = yield* sql<{ seq: string | number; body_key: string | null; body: string }>`
+          SELECT seq, body_key, body FROM handoffs`
+          const keyOf = (seq: number) => rows.find((_) => Number(_.seq) === seq)!.body_key
+          expect(keyOf(original)).toBe(bodyKey(body))
+          expect(copies.map(keyOf)).toEqual([null, null])
+          expect(keyOf(other)).toBe(bodyKey(rows.find((_) => Number(_.seq) === other)!.body))
+          // The unique key holds again: a copy cannot take the original's key.
+          const taken = yield* Effect.either(
+            sql`UPDATE handoffs SET body_key = ${bodyKey(body)} WHERE seq = ${copies[0]!}`
+          )
+          expect(taken._tag).toBe("Left")
+        }).pipe(Effect.provide(backend.layer), Effect.scoped),
+      { timeout: 120_000 }
+    )
   })
 }
