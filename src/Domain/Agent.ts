@@ -7,6 +7,16 @@ import { echo } from "./Issues.ts"
 import { UsdAmount } from "./Money.ts"
 
 /** An EVM address with a valid EIP-55 checksum when mixed-case; stored checksummed. */
+/**
+ * An address's JSON Schema: its shape (the EIP-55 checksum is the desk's own check). A node with its own jsonSchema
+ * is rendered from it alone, so its description goes inside.
+ */
+export const evmAddressJsonSchema = (description: string) => ({
+  type: "string",
+  pattern: "^0x[0-9a-fA-F]{40}$",
+  description
+})
+
 export const EvmAddress = Schema.transform(
   Schema.String.pipe(
     Schema.filter((s): boolean => isAddress(s, { strict: true }), {
@@ -18,7 +28,9 @@ export const EvmAddress = Schema.transform(
   { strict: true, decode: (s) => getAddress(s), encode: (s) => s }
 ).annotations({
   identifier: "EvmAddress",
-  description: "EVM address for USDC payouts: all lowercase, or with a valid EIP-55 checksum; stored checksummed"
+  jsonSchema: evmAddressJsonSchema(
+    "EVM address for USDC payouts: all lowercase, or with a valid EIP-55 checksum; stored checksummed"
+  )
 })
 
 const SIGNED_AT = "ISO 8601 time named in the signed message; within 10 minutes of now and later than the last change's"

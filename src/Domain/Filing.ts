@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { EvmAddress } from "./Agent.ts"
+import { EvmAddress, evmAddressJsonSchema } from "./Agent.ts"
 import { filingRuleIssues } from "./FilingRules.ts"
 import { DeskId } from "./Ids.ts"
 import { rule, STABLE_FILTER } from "./Issues.ts"
@@ -101,7 +101,8 @@ const FilingFields = Schema.Struct({
     description: "Unlock price in USD: at least 0.000001 (one micro-USDC), at most 6 decimals; no business maximum " +
       "(1,000,000,000 keeps every amount exact)"
   }),
-  reconstructUsd: usdAmount(0).annotations({
+  // Above priceUsd, so at least two micro-USDC.
+  reconstructUsd: usdAmount(2 / MICROS_PER_USD).annotations({
     description: "Your estimate of the cost to redo the work, in USD with at most 6 decimals; must exceed priceUsd"
   }),
   minutes: Schema.optional(Schema.NullOr(Measure)),
@@ -121,8 +122,10 @@ const FilingFields = Schema.Struct({
   whyPay: Schema.optional(Text(LIMITS.whyPay)),
   provenance: Schema.optional(Schema.NullOr(ProvenanceInput)),
   payoutAddress: Schema.optional(EvmAddress.annotations({
-    description: "Optional (beyond the spec): registers your payout address with your first filing, so no one " +
-      "else can register one for your id first. Ignored when it equals the registered one; a different one is refused."
+    jsonSchema: evmAddressJsonSchema(
+      "Optional (beyond the spec): registers your payout address with your first filing, so no one else can " +
+        "register one for your id first. Ignored when it equals the registered one; a different one is refused."
+    )
   }))
 })
 

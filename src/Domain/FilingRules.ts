@@ -11,9 +11,37 @@ export const PLACEHOLDERS = {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** A section is a Markdown heading (`#` to `######`, ATX style) whose text starts with the name. */
-const hasSection = (body: string, name: string) =>
-  new RegExp(`^ {0,3}#{1,6}[ \\t]*${escapeRegExp(name)}\\b`, "imu").test(body)
+const FENCE = /^ {0,3}(`{3,}|~{3,})/
+const CLOSING_FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/
+
+/**
+ * The lines of a body that Markdown may render as headings: not inside an HTML comment (an unclosed one runs to the
+ * end) nor a fenced code block (``` or ~~~, closed by a fence of the same character at least as long, else running
+ * to the end), where a `#` line is text.
+ */
+const renderedLines = (body: string): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  let fence: string | undefined
+  for (const line of body.replace(/<!--[\s\S]*?(?:-->|$(?![\s\S]))/g, "").split(/\r\n?|\n/)) {
+    if (fence === undefined) {
+      fence = FENCE.exec(line)?.[1]
+      if (fence === undefined) lines.push(line)
+      continue
+    }
+    const closing = CLOSING_FENCE.exec(line)?.[1]
+    if (closing !== undefined && closing[0] === fence[0] && closing.length >= fence.length) fence = undefined
+  }
+  return lines
+}
+
+/**
+ * A section is a Markdown heading (`#` to `######` then a space, ATX style, as CommonMark reads one) whose text
+ * starts with the name, outside code blocks and HTML comments.
+ */
+const hasSection = (lines: ReadonlyArray<string>, name: string) => {
+  const heading = new RegExp(`^ {0,3}#{1,6}[ \\t]+${escapeRegExp(name)}\\b`, "iu")
+  return lines.some((line) => heading.test(line))
+}
 
 type Loose = Readonly<Record<string, unknown>>
 
@@ -37,12 +65,13 @@ export const filingRuleIssues = (input: unknown): ReadonlyArray<Issue> => {
   if (!isRecord(input)) return []
   const issues: Array<Issue> = []
   const { body, doesNotContain, filer, filerDid, priceUsd, provenance, reconstructUsd } = input
-  if (typeof priceUsd === "number" && typeof reconstructUsd === "number" && reconstructUsd <= priceUsd) {
+  if (Number.isFinite(priceUsd) && Number.isFinite(reconstructUsd) && Number(reconstructUsd) <= Number(priceUsd)) {
     issues.push({ path: "reconstructUsd", message: "must exceed priceUsd" })
   }
   if (typeof body === "string") {
+    const lines = renderedLines(body)
     for (const section of REQUIRED_SECTIONS) {
-      if (!hasSection(body, section)) {
+      if (!hasSection(lines, section)) {
         issues.push({
           path: "body",
           message: `must include a section titled "${section}" (a Markdown heading such as "## ${section}")`

@@ -20,6 +20,8 @@ export const echo = (value: unknown): string => {
   }
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? "an invalid date" : value.toISOString()
   if (value === undefined) return "nothing"
+  // JSON reads 1e400 as Infinity, which JSON.stringify would echo as null.
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value)
   const text = JSON.stringify(value) ?? String(value)
   return text.length <= ECHO_CHARS * 2 ? text : `${text.slice(0, ECHO_CHARS * 2)}…`
 }

@@ -17,8 +17,11 @@ export const filingSchema = ((): Json => {
     $schema,
     ...top,
     $comment: "The desk also refuses what a schema cannot say: reconstructUsd must exceed priceUsd, the body must " +
-      "hold the two headings and none of the doesNotContain phrases, filerDid must equal X-AGENT-ID, amounts have " +
-      "at most 6 decimals, and the example's placeholder values must be replaced.",
+      "hold the two headings (Markdown headings outside code blocks and comments) and none of the doesNotContain " +
+      "phrases, filerDid must equal X-AGENT-ID, amounts have at most 6 decimals, a mixed-case payoutAddress must " +
+      "carry its EIP-55 checksum (and be no zero address, token or desk address), texts must hold a visible " +
+      "character (invisible ones such as U+200B do not count) and no NUL or unpaired surrogate, and the example's " +
+      "placeholder values must be replaced.",
     $defs: rest
   }
 })()

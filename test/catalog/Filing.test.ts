@@ -33,6 +33,15 @@ const invalid: ReadonlyArray<[string, Record<string, unknown>, string]> = [
   ["tag of a blank Braille pattern", { tags: ["\u2800"] }, "tags.0"],
   ["no Failed approaches section", { body: BODY.replace("## Failed approaches", "## Attempts") }, "body"],
   ["no Recommended next actions section", { body: BODY.replace("## Recommended next actions", "## Next") }, "body"],
+  // Not headings as Markdown renders them: inside a code fence or an HTML comment, or with no space after the #s.
+  ["sections only inside code fences", {
+    body: BODY.replace("## Failed approaches", "```\n## Failed approaches\n```")
+      .replace("## Recommended next actions", "~~~~\n## Recommended next actions\n~~~")
+  }, "body"],
+  ["a section only inside an HTML comment", {
+    body: BODY.replace("## Failed approaches", "<!--\n## Failed approaches\n-->")
+  }, "body"],
+  ["a section heading without a space", { body: BODY.replace("## Failed approaches", "##Failed approaches") }, "body"],
   ["price of zero", { priceUsd: 0 }, "priceUsd"],
   ["price under one micro-USDC", { priceUsd: 0.0000001 }, "priceUsd"],
   ["price with seven decimals", { priceUsd: 0.1234567 }, "priceUsd"],
@@ -169,6 +178,16 @@ for (const backend of backends) {
           )
           expect(exact.status).toBe(201)
           expect(yield* Effect.promise(() => readJson(exact))).toMatchObject({ bodyChars: 400 })
+        }))
+
+      it.effect("reads headings as Markdown does: a # line in a code block or a comment is none, later ones count", () =>
+        Effect.gen(function*() {
+          const body = "## Context\n\n```sh\n# Failed approaches are logged here\ngrep retry log\n```\n\n" +
+            "<!-- ## Recommended next actions: fill in -->\n\n### Failed approaches\n\n- Raising the pool.\n\n" +
+            "   # Recommended next actions\n\n1. Pin the client.\n\n" +
+            "The retry storm came from the scheduler, not the broker. ".repeat(8)
+          const filed = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { body }), agent }))
+          expect(filed.status).toBe(201)
         }))
 
       for (const [name, change, path] of invalid) {

@@ -39,7 +39,7 @@ describe("the template's filing schema", () => {
   it("states the desk's real bounds", () => {
     const { properties } = filingSchema as Json
     expect(properties.priceUsd).toMatchObject({ type: "number", minimum: 0.000001, maximum: 1_000_000_000 })
-    expect(properties.reconstructUsd).toMatchObject({ type: "number", minimum: 0, maximum: 1_000_000_000 })
+    expect(properties.reconstructUsd).toMatchObject({ type: "number", minimum: 0.000002, maximum: 1_000_000_000 })
     expect(properties.title).toMatchObject({ minLength: 1, maxLength: LIMITS.title })
     expect(properties.body).toMatchObject({ minLength: LIMITS.bodyMin, maxLength: LIMITS.body })
     expect(properties.tags).toMatchObject({ maxItems: LIMITS.tags.items, items: { maxLength: LIMITS.tags.chars } })
@@ -69,10 +69,15 @@ describe("the template's filing schema", () => {
       { filerDid: "did:desk:NOPE" },
       { hash: "0".repeat(64) },
       { provenance: { inputTokens: 1.5 } },
-      // Whitespace only: the desk refuses it ("must not be empty or only whitespace"), and so does the schema.
+      // Whitespace only: the desk refuses it ("must not be empty, or only whitespace ..."), and so does the schema.
       { title: " \t\n " },
       { teaser: "   " },
-      { tags: ["ok", "  "] }
+      { tags: ["ok", "  "] },
+      // No address by its shape (the checksum and the unusable addresses are the desk's own, named in $comment).
+      { payoutAddress: "abc" },
+      { payoutAddress: "" },
+      // Never above a price of at least one micro-USDC.
+      { reconstructUsd: 0.000001 }
     ]
     for (const change of refused) {
       expect(validate({ ...template.example, ...change }), JSON.stringify(change)).toBe(false)
