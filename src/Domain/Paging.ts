@@ -16,8 +16,8 @@ export type NumberInput<I> = <A>(schema: Schema.Schema<A, number>) => Schema.Sch
 /** A number in a URL is written in decimal: no `0x10`, `1e2`, `Infinity`, blanks or an empty value. */
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)$/
 const NumberFromText = Schema.compose(
-  Schema.String.pipe(Schema.pattern(DECIMAL, { message: rule("must be a decimal number") })),
-  Schema.NumberFromString.annotations({ message: rule("must be a decimal number") })
+  Schema.String.pipe(Schema.pattern(DECIMAL, { message: rule("must be a number in decimal digits") })),
+  Schema.NumberFromString.annotations({ message: rule("must be a number in decimal digits") })
 )
 
 export const fromText: NumberInput<string> = (schema) => Schema.compose(NumberFromText, schema)
