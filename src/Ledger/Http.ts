@@ -150,7 +150,9 @@ export const LedgerHttp = HttpApiBuilder.group(DeskApi, "ledger", (handlers) =>
             filerOwedUsd: toUsd(totals.filer_owed_micro),
             filerLedgerUsd: toUsd(totals.filer_ledger_micro),
             balanced: totals.split_exact && totals.purchases === totals.receipts,
-            note: "Counts exclude the demo packet and self-test unlocks; amounts are exact micro-USDC shown in USD. " +
+            note: "Counts exclude the demo packet and self-test unlocks; amounts are kept in exact micro-USDC and " +
+              "shown in USD as JSON numbers, exact up to 9,007,199,254.740991 USD; balanced is judged on the exact " +
+              "amounts. " +
               "filerOwedUsd will be sent on-chain; filerLedgerUsd (desk receipts) is recorded only and never paid on-chain."
           }
         }))
