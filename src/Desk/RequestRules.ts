@@ -66,3 +66,9 @@ const boardsSharedRead = (path: string) => PREVIEW_PATH.test(path) || BODY_PATH.
 export const waitsForTurn = (method: string, path: string): boolean =>
   (method === "GET" || method === "HEAD") && readsDatabase(path) && isRateLimited(method, path) &&
   !boardsSharedRead(path)
+
+/**
+ * The route that refuses a body that is no JSON in its own protocol's words (JSON-RPC's Parse error at /mcp, as the
+ * MCP SDK answers it), not with 400 `invalid_json`.
+ */
+export const speaksJsonRpc = (method: string, path: string): boolean => method === "POST" && path === "/mcp"

@@ -1,5 +1,5 @@
 import { RETRY_AFTER_SECONDS } from "../Desk/Outage.ts"
-import { isRateLimited, readsBody, readsDatabase } from "../Desk/RequestRules.ts"
+import { isRateLimited, readsBody, readsDatabase, speaksJsonRpc } from "../Desk/RequestRules.ts"
 import { Unavailable } from "../Domain/Errors.ts"
 import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { addBesideRoutes } from "./BesideApiOperations.ts"
@@ -113,6 +113,7 @@ const pruneResponses = (spec: Spec, method: string, path: string, operation: Jso
   const dropped = (name: string) =>
     NEVER_SENT.has(name) ||
     (BODY_ERRORS.has(name) && !readsBody(method)) ||
+    (name === "InvalidJson" && speaksJsonRpc(method, path)) ||
     (RATE_ERRORS.has(name) && !isRateLimited(method, path)) ||
     (DATABASE_ERRORS.has(name) && !readsDatabase(path))
   for (const [status, response] of Object.entries<Json>(operation.responses)) {

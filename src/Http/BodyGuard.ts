@@ -38,11 +38,17 @@ const unsupportedMedia = errorResponse(
 
 const invalidJson = (message: string) => errorResponse(InvalidJson, new InvalidJson({ message }))
 
+const UNREADABLE = "The request body could not be read to its end."
+
 // The reader's message when the body passes maxBodySize; anything else is a client that went away.
 const isOverLimit = (error: HttpServerError.RequestError) =>
   error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
 
-const unreadable = invalidJson("The request body could not be read to its end.")
+/**
+ * How a body that is no JSON (unreadable, not UTF-8, unparsable, too big in shape) is refused: 400 `invalid_json`,
+ * unless its route speaks a protocol of its own (JSON-RPC's Parse error at /mcp: src/Http/Server.ts).
+ */
+export type JsonRefusal = (message: string) => HttpServerResponse.HttpServerResponse
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
 
@@ -146,7 +152,8 @@ const identityRefused = (header: string | undefined) =>
 export const guardBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-  identityFirst = false
+  identityFirst = false,
+  refuseJson: JsonRefusal = invalidJson
 ) =>
   Effect.gen(function*() {
     // A copy of Node's headers each time it is read: read once.
@@ -158,7 +165,7 @@ export const guardBody = <E, R>(
     let bytes: Uint8Array
     if (length === undefined) {
       const read = yield* Effect.either(readUndeclared(NodeHttpServerRequest.toIncomingMessage(request)))
-      if (read._tag === "Left") return read.left ? tooLargeClosing : unreadable
+      if (read._tag === "Left") return read.left ? tooLargeClosing : refuseJson(UNREADABLE)
       bytes = read.right
     } else {
       // Node holds a declared body to its length, which is within the limit here.
@@ -166,7 +173,7 @@ export const guardBody = <E, R>(
         HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
         Effect.either
       )
-      if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : unreadable
+      if (read._tag === "Left") return isOverLimit(read.left) ? tooLarge : refuseJson(UNREADABLE)
       bytes = new Uint8Array(read.right)
     }
     // A body in a content coding (gzip) is no JSON text to read: 415, as RFC 9110 answers a coding it does not take.
@@ -176,7 +183,7 @@ export const guardBody = <E, R>(
     try {
       text = utf8.decode(bytes)
     } catch {
-      return invalidJson("The request body is not valid UTF-8; send JSON encoded as UTF-8.")
+      return refuseJson("The request body is not valid UTF-8; send JSON encoded as UTF-8.")
     }
     // Checked for an empty body too: the platform would wait on the stream read above for a multipart one.
     const mediaType = (headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
@@ -189,12 +196,12 @@ export const guardBody = <E, R>(
     try {
       parsed = JSON.parse(text)
     } catch {
-      return invalidJson("The request body is not valid JSON.")
+      return refuseJson("The request body is not valid JSON.")
     }
     const shape = shapeProblem(parsed)
     if (shape === undefined) return yield* next
     const routed = shape.path === undefined || shape.path === ""
       ? undefined
       : tooManyItems(request.method, request.url.split("?")[0]!, shape.path)
-    return routed ?? invalidJson(`The request body ${shape.problem}.`)
+    return routed ?? refuseJson(`The request body ${shape.problem}.`)
   })

@@ -8,7 +8,7 @@ import { type RateDecision, RateLimiter } from "../RateLimiter.ts"
 import { AccessLines, logWhenDone } from "./AccessLog.ts"
 import { ENDED } from "./Admission.ts"
 import type { RouteTest } from "./AllowedMethods.ts"
-import { guardBody } from "./BodyGuard.ts"
+import { guardBody, type JsonRefusal } from "./BodyGuard.ts"
 import { ClientConcurrency, turnOf, type Waiter } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { emptyParamsLeftOut } from "./EmptyParams.ts"
@@ -39,9 +39,12 @@ const setHeaders = (response: ServerResponse, headers: Record<string, string>) =
  * carries nothing more; the access line is written by Node's response when it is done (src/Http/AccessLog.ts), off
  * the fiber. Removing the edge altogether took a no-database request from about 2x the empty HttpApi endpoint's
  * CPU to 1.1x. `actsAsAgent` names the routes that act as an identity: their X-AGENT-ID is judged before their body
- * is read (src/Http/BodyGuard.ts).
+ * is read (src/Http/BodyGuard.ts); `jsonRefusalAt` the paths that refuse a body that is no JSON in words of their own.
  */
-export const edgeFor = (actsAsAgent: RouteTest = () => false) =>
+export const edgeFor = (
+  actsAsAgent: RouteTest = () => false,
+  jsonRefusalAt: (method: string, path: string) => JsonRefusal | undefined = () => undefined
+) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
@@ -57,7 +60,12 @@ export const edgeFor = (actsAsAgent: RouteTest = () => false) =>
         logWhenDone(lines, fiber, request, response, id)
         // A request with a body reads no query parameters; the body guard hands the app a request of its own.
         const answer = readsBody(request.method)
-          ? guardBody(request, app, actsAsAgent(request.method, request.url))
+          ? guardBody(
+            request,
+            app,
+            actsAsAgent(request.method, request.url),
+            jsonRefusalAt(request.method, request.url.split("?")[0]!)
+          )
           : readingQuery(request, app)
         const path = request.url.split("?")[0]!
         if (!isRateLimited(request.method, path)) return answer

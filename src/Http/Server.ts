@@ -6,6 +6,7 @@ import { Catalog } from "../Catalog.ts"
 import { CatalogHttp } from "../Catalog/Http.ts"
 import { DeskConfig } from "../Config.ts"
 import { DeskInfoHttp } from "../Desk/Http.ts"
+import { speaksJsonRpc } from "../Desk/RequestRules.ts"
 import { DiscoveryHttp } from "../Discovery/Http.ts"
 import { routeList } from "../Discovery/RouteList.ts"
 import { GuideHttp } from "../Guide/Http.ts"
@@ -15,6 +16,7 @@ import { AgentsHttp } from "../Identity/Http.ts"
 import { Ledger } from "../Ledger.ts"
 import { LedgerHttp } from "../Ledger/Http.ts"
 import { McpHttp, McpRefusals } from "../Mcp/Http.ts"
+import { parseError } from "../Mcp/Transport.ts"
 import { Owner } from "../Owner.ts"
 import { PagesHttp } from "../Pages/Http.ts"
 import { RateLimiter } from "../RateLimiter.ts"
@@ -75,7 +77,11 @@ const routes = routeList(DeskApi)
 const actsAsAgent = routeTest(routes.filter(({ agentHeader }) => agentHeader === "required"))
 
 const Served = Layer.unwrapEffect(
-  Effect.map(edgeFor(actsAsAgent), (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone))
+  Effect.map(
+    // A JSON-RPC client hears of a body that is no JSON as JSON-RPC's Parse error, as from the SDK itself.
+    edgeFor(actsAsAgent, (method, path) => speaksJsonRpc(method, path) ? parseError : undefined),
+    (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone)
+  )
 ).pipe(
   // The API's own routes: GET and DELETE on /mcp beside it are refusals, answered 405 with Allow: POST.
   Layer.provide(failuresLive(allowedMethods(routes))),

@@ -48,8 +48,11 @@ const makeServer = (calls: ToolCalls["Type"], runtime: Runtime.Runtime<never>) =
 const jsonRpcError = (id: string | number | null, code: ErrorCode, message: string, status: number) =>
   HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id, error: { code, message } }, { status })
 
+/** JSON-RPC's Parse error (the SDK's answer to a body that is no JSON): the body guard's refusal at /mcp. */
+export const parseError = (message: string) => jsonRpcError(null, ErrorCode.ParseError, `Parse error: ${message}`, 400)
+
 /** An empty body passes the body guard, which parses only a body that has text, and is no JSON at all. */
-const emptyBody = jsonRpcError(null, ErrorCode.ParseError, "Parse error: send one JSON-RPC message as JSON.", 400)
+const emptyBody = parseError("send one JSON-RPC message as JSON.")
 
 /**
  * The MCP revisions since 2025-06-18 have no JSON-RPC batching, and a batch would let one HTTP request (one

@@ -353,9 +353,19 @@ for (const backend of backends) {
             expect(refused.json).toMatchObject({ ok: false, error: "method_not_allowed" })
           }
 
-          const malformed = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body: "{\"jsonrpc\":" })
-          expect(malformed.status).toBe(400)
-          expect(malformed.json).toMatchObject({ ok: false, error: "invalid_json" })
+          // A body that is no JSON is JSON-RPC's Parse error, as the SDK answers it (not the REST invalid_json).
+          for (
+            const [body, words] of [
+              ["{\"jsonrpc\":", "not valid JSON"],
+              [Buffer.from([0x7b, 0xff, 0x7d]), "not valid UTF-8"],
+              ["[".repeat(40) + "]".repeat(40), "nest"]
+            ] as const
+          ) {
+            const malformed = yield* raw("/mcp", { method: "POST", headers: MCP_HEADERS, body })
+            expect(malformed.status).toBe(400)
+            expect(malformed.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+            expect(malformed.json.error.message).toMatch(new RegExp(`^Parse error: .*${words}`))
+          }
 
           // Valid JSON that is no JSON-RPC message is JSON-RPC 2.0's Invalid Request, not a Parse error.
           for (
