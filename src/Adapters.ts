@@ -89,14 +89,15 @@ export const SettlementLive = Layer.unwrapEffect(
 export const LedgerOnlySettlement = DeskReceipt.layer
 
 /**
- * Offers and receipts are signed by EIP-712 with the desk wallet when DESK_WALLET_PRIVATE_KEY is set, by JWS with
- * DESK_RECEIPT_SIGNING_KEY otherwise, and not at all without either.
+ * Offers and receipts are signed by JWS with DESK_RECEIPT_SIGNING_KEY when it is set (a key set for them is the
+ * operator's choice, even beside a wallet), else by EIP-712 with the desk wallet (DESK_WALLET_PRIVATE_KEY), and not
+ * at all without either.
  */
 export const ReceiptSigningLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const [wallet, network, signingKey] = yield* Config.all([walletKeyConfig, networkConfig, signingKeyConfig])
-    if (Option.isSome(wallet)) return OfferReceipt.eip712(wallet.value, networkChainId(network))
     if (Option.isSome(signingKey)) return OfferReceipt.jws(signingKey.value)
+    if (Option.isSome(wallet)) return OfferReceipt.eip712(wallet.value, networkChainId(network))
     return ReceiptSigning.none
   })
 )

@@ -11,10 +11,13 @@ import {
   verifyReceiptSignatureEIP712,
   verifyReceiptSignatureJWS
 } from "@x402/extensions/offer-receipt"
-import { Effect, Layer, Redacted } from "effect"
+import { ConfigProvider, Effect, Either, Layer, Option, Redacted } from "effect"
 import { generateKeyPairSync } from "node:crypto"
 import * as OfferReceipt from "../../adapters/signing/OfferReceipt.ts"
+import { signingKeyConfig } from "../../adapters/signing/OfferReceiptConfig.ts"
 import * as Pglite from "../../adapters/storage/Pglite.ts"
+import { ReceiptSigningLive } from "../../src/Adapters.ts"
+import { ReceiptSigning } from "../../src/ReceiptSigning.ts"
 import { deskOn, PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
@@ -143,5 +146,53 @@ describe("desk receipts signed by JWS", () => {
         const { id } = yield* fileHandoff(0.5)
         expect((yield* unlockWith(id, newAgentId())).json.signedReceipt).toBeNull()
       }).pipe(Effect.provide(Layer.fresh(deskOn(Pglite.layer({})))), Effect.scoped)
+    ))
+})
+
+/** DESK_RECEIPT_SIGNING_KEY as an operator sets it, read through the desk's own configuration. */
+const signingKeyFrom = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(
+    signingKeyConfig,
+    ConfigProvider.fromMap(new Map(Object.entries(env)))
+  )))
+
+describe("DESK_RECEIPT_SIGNING_KEY at startup", () => {
+  it("refuses a key whose public half is not its private key's, or one without it, in one line", () => {
+    // Published as given, a swapped x made every JWS offer and receipt fail verification against the JWKS.
+    const mine = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
+    const other = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
+    const swapped = signingKeyFrom({ DESK_RECEIPT_SIGNING_KEY: JSON.stringify({ ...mine, x: other.x }) })
+    expect(String(Either.getLeft(swapped).pipe(Option.getOrThrow))).toContain(
+      "DESK_RECEIPT_SIGNING_KEY's public half (x, y) is not its private key's (d)"
+    )
+    const p256 = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" })
+    const p256Other = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" })
+    const swappedY = signingKeyFrom({ DESK_RECEIPT_SIGNING_KEY: JSON.stringify({ ...p256, y: p256Other.y }) })
+    expect(Either.isLeft(swappedY)).toBe(true)
+    const { x: _x, ...noX } = mine
+    const missing = signingKeyFrom({ DESK_RECEIPT_SIGNING_KEY: JSON.stringify(noX) })
+    expect(String(Either.getLeft(missing).pipe(Option.getOrThrow))).toContain(
+      "DESK_RECEIPT_SIGNING_KEY must be a private JWK"
+    )
+    for (const good of [mine, p256]) {
+      const read = signingKeyFrom({ DESK_RECEIPT_SIGNING_KEY: JSON.stringify(good) })
+      expect(Either.isRight(read) && Option.isSome(read.right)).toBe(true)
+    }
+  })
+
+  it("a signing key set beside a desk wallet signs: the operator's choice is not dropped", () =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        const signing = yield* ReceiptSigning
+        expect(Option.map(signing.key, (_) => _.format)).toEqual(Option.some("jws"))
+      }).pipe(
+        Effect.provide(ReceiptSigningLive),
+        Effect.withConfigProvider(ConfigProvider.fromMap(
+          new Map([
+            ["DESK_RECEIPT_SIGNING_KEY", JSON.stringify(privateJwk)],
+            ["DESK_WALLET_PRIVATE_KEY", `0x${"11".repeat(32)}`]
+          ])
+        ))
+      )
     ))
 })
