@@ -23,7 +23,11 @@ import * as X402SignIn from "./X402SignIn.ts"
 
 const RETRY_AFTER_SECONDS = 5
 
-const describe = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0]! : String(error))
+/** An error's first line; a promise's rejection is read through Effect's UnknownException, which names none. */
+const describe = (error: unknown): string => {
+  const cause = error instanceof Cause.UnknownException ? error.error : error
+  return cause instanceof Error ? cause.message.split("\n")[0]! : String(cause)
+}
 
 /**
  * The exact EVM facilitator's verdicts on the payment itself, which no chain event changes (its signature, amount,
@@ -120,7 +124,7 @@ export const make = (settings: X402Settings) =>
 
     /** A facilitator that answers 401 or 403 refuses the desk's credentials: waiting will not help the buyer. */
     const facilitatorDown = (error: unknown) =>
-      /\((401|403)\)/.test(describe(error instanceof Cause.UnknownException ? error.error : error))
+      /\((401|403)\)/.test(describe(error))
         ? new SettlementUnavailable({
           message: "The facilitator refuses this desk's credentials; nothing was charged. The desk's operator must " +
             "fix DESK_FACILITATOR_TOKEN or DESK_FACILITATOR_HEADERS; retry later.",

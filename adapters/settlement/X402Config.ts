@@ -201,6 +201,32 @@ const raw = Config.all({
   maxTimeoutSeconds: Config.integer("DESK_PAYMENT_TIMEOUT_SECONDS").pipe(Config.withDefault(300))
 })
 
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+
+/**
+ * A remote facilitator's URL: http(s), with no user or password in it (fetch refuses to send those; credentials go
+ * in DESK_FACILITATOR_TOKEN or _HEADERS). Never echoed: it may carry an API key.
+ */
+const facilitatorUrlOf = (url: string) => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return invalid("DESK_FACILITATOR_URL", "DESK_FACILITATOR_URL must be an http:// or https:// URL")
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    return invalid("DESK_FACILITATOR_URL", "DESK_FACILITATOR_URL must be an http:// or https:// URL")
+  }
+  if (parsed.username !== "" || parsed.password !== "") {
+    return invalid(
+      "DESK_FACILITATOR_URL",
+      "DESK_FACILITATOR_URL must not hold a user or password (fetch refuses such URLs): send credentials with " +
+        "DESK_FACILITATOR_TOKEN or DESK_FACILITATOR_HEADERS"
+    )
+  }
+  return Either.right(url)
+}
+
 /** Every DESK_* chain setting, checked together; the private key stays Redacted and is never logged. */
 export const x402Settings: Config.Config<X402Settings> = raw.pipe(
   Config.mapOrFail((c) =>
@@ -230,6 +256,15 @@ export const x402Settings: Config.Config<X402Settings> = raw.pipe(
             onSome: (key) => Either.right(privateKeyToAddress(Redacted.value(key)))
           })
       })
+      // The token keeps what is sent to it, and nothing can be sent from the zero address: sales would be lost.
+      if (payTo === ZERO_ADDRESS || payTo === assetAddress) {
+        return yield* invalid(
+          "DESK_PAY_TO",
+          `DESK_PAY_TO is ${payTo === ZERO_ADDRESS ? "the zero address" : "the USDC token contract itself"}, ` +
+            "which cannot pass on what it receives: name the desk's own wallet"
+        )
+      }
+      if (Option.isSome(c.facilitatorUrl)) yield* facilitatorUrlOf(c.facilitatorUrl.value)
       if (Option.isNone(c.facilitatorUrl) && Option.isNone(walletKey)) {
         return yield* invalid(
           "DESK_WALLET_PRIVATE_KEY",

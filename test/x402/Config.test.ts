@@ -63,6 +63,19 @@ describe("x402 configuration", () => {
     expect(failure({ DESK_NETWORK: "polygon-amoy" })).toContain("DESK_ASSET_ADDRESS is required")
     expect(failure({ DESK_WALLET_PRIVATE_KEY: "0x1234" })).toContain("DESK_WALLET_PRIVATE_KEY must be 0x")
     expect(failure({ DESK_PAY_TO: "0xnope" })).toContain("DESK_PAY_TO")
+    // A payTo that cannot pass on what it receives: every sale's USDC would be lost (the desk paid filers anyway).
+    expect(failure({ DESK_PAY_TO: "0x0000000000000000000000000000000000000000" })).toContain(
+      "DESK_PAY_TO is the zero address"
+    )
+    expect(failure({ DESK_PAY_TO: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913" })).toContain(
+      "DESK_PAY_TO is the USDC token contract itself"
+    )
+    // A facilitator URL fetch cannot call: refused at startup, not found out by the first buyer (never echoed).
+    for (const url of ["notaurl", "ftp://facilitator.example", "https://user:s3cretpw@facilitator.example"]) {
+      const text = failure({ DESK_FACILITATOR_URL: url })
+      expect(text).toContain("DESK_FACILITATOR_URL must")
+      expect(text).not.toContain("s3cretpw")
+    }
     const noWallet = settingsFrom({ DESK_CHAIN_RPC_URL: "http://127.0.0.1:8545", DESK_PAY_TO: KEY_ADDRESS })
     expect(String(Either.getLeft(noWallet).pipe(Option.getOrThrow))).toContain(
       "set DESK_WALLET_PRIVATE_KEY, or DESK_FACILITATOR_URL"
