@@ -248,6 +248,7 @@ const make = Effect.gen(function*() {
       )
     }
     if (handoff.body === null) {
+      if (Option.isSome(agent) && Option.isSome(paid)) yield* paid.value.stillSettling(agent.value, handoff.seq)
       return yield* Effect.fail(paymentRequired(
         handoff,
         `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${

@@ -392,5 +392,15 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       return resolved
     }).pipe(Effect.withSpan("Ledger.reconcile"))
 
-    return { unlock, settledBy, reconcile } as const
+    /**
+     * A 202 for an identity whose payment for this handoff is still settling, which reads the body before its
+     * receipt exists: a 402 there would have an x402 client sign a second payment for what it is being charged.
+     */
+    const stillSettling = (agent: DeskId, handoffSeq: number) =>
+      Effect.flatMap(
+        settlements.live(agent, handoffSeq),
+        (row) => Option.isSome(row) && row.value.status === "pending" ? Effect.fail(pending()) : Effect.void
+      )
+
+    return { unlock, settledBy, stillSettling, reconcile } as const
   })

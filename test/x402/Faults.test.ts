@@ -6,7 +6,16 @@ import { Payouts } from "../../src/Payouts.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 import { backends } from "../support/Storage.ts"
 import { expectAuditPasses } from "./support/Audit.ts"
-import { eventually, fileHandoff, freshPayee, receiptsOf, TestChain, unlockWith, x402DeskOn } from "./support/Chain.ts"
+import {
+  eventually,
+  fileHandoff,
+  freshPayee,
+  receiptsOf,
+  send,
+  TestChain,
+  unlockWith,
+  x402DeskOn
+} from "./support/Chain.ts"
 import { forger } from "./support/Forge.ts"
 import { isPayoutBroadcast, isSettlementBroadcast, txHashOf } from "./support/RpcProxy.ts"
 
@@ -107,6 +116,15 @@ for (const backend of backends) {
           expect(yield* receiptsOf(buyer)).toEqual([])
           expect(yield* claimsOf(buyer)).toEqual(["pending"])
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before)
+          // Its body read meanwhile is the same 202, not a 402 that has an x402 client sign a second payment.
+          const reading = yield* send(`/api/handoffs/${id}/body`, { headers: { "x-agent-id": buyer } })
+          expect(reading.status).toBe(202)
+          expect(reading.json).toMatchObject({ ok: false, error: "settlement_pending" })
+          expect(reading.headers.get("retry-after")).toBe("5")
+          expect(reading.headers.get("payment-required")).toBeNull()
+          // Another identity is still asked to pay.
+          expect((yield* send(`/api/handoffs/${id}/body`, { headers: { "x-agent-id": newAgentId() } })).status)
+            .toBe(402)
 
           const settled = yield* unlockWith(id, buyer, header)
           expect(settled.status).toBe(200)
