@@ -9,8 +9,11 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /** The answer header that carries a request's id (src/Http/Edge.ts sets it before the API answers). */
 export const REQUEST_ID_HEADER = "x-request-id"
 
-/** An agent id (a bearer identity) is never written to the log: a request id holding one is not kept. */
-const HOLDS_AGENT_ID = /did:desk:/i
+/**
+ * An agent id (a bearer identity) is never written to the log: a request id holding one, or its 32 hex digits alone,
+ * is not kept.
+ */
+const HOLDS_AGENT_ID = /did:desk:|(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])/i
 
 /** Keeps a caller's well-formed X-Request-Id (for tracing through proxies), otherwise makes one. */
 export const requestIdOf = (incoming: string | undefined): string =>

@@ -16,11 +16,14 @@ import type { ServerResponse } from "node:http"
 import { decodeEscapes } from "./PercentEscapes.ts"
 
 const DESK_ID = /did:desk:([0-9a-f]{4})[0-9a-f]*([0-9a-f]{4})/gi
-const MAY_NEED_REDACTING = /%|did:desk:/i
+/** An id's 32 hex digits on their own (`?q=<hex>`): the part of an id that is its secret. */
+const BARE_ID = /(?<![0-9a-f])([0-9a-f]{4})[0-9a-f]{24}([0-9a-f]{4})(?![0-9a-f])/gi
+const MAY_NEED_REDACTING = /%|did:desk:|[0-9a-f]{32}/i
 
 /**
  * An agent id is a bearer identity (knowing one is using it), and buyers' ids are masked in public listings:
- * URLs such as `/api/receipts?payer=<id>` reach the log with the id cut to its ends. The router and the query
+ * URLs such as `/api/receipts?payer=<id>` reach the log with the id cut to its ends, and so do its 32 hex digits
+ * alone (a search for them). The router and the query
  * decoder accept an id in any percent-encoding, so the mask applies to the decoded text (decoded until nothing
  * changes, for ids encoded twice); the log shows that decoded form.
  */
@@ -33,7 +36,7 @@ export const redactUrl = (url: string): string => {
     if (next === decoded) break
     decoded = next
   }
-  return decoded.replace(DESK_ID, "did:desk:$1…$2")
+  return decoded.replace(DESK_ID, "did:desk:$1…$2").replace(BARE_ID, "$1…$2")
 }
 
 /** Where the desk's access lines go as JSON text, one per response (src/JsonLogger.ts gives its stdout buffer). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, FiberId } from "effect"
+import { requestIdOf } from "../../src/Desk/RequestId.ts"
 import { accessLine, fiberName, redactUrl } from "../../src/Http/AccessLog.ts"
 import { newAgentId } from "../support/Fixtures.ts"
 
@@ -28,6 +29,26 @@ describe("the access log's URL", () => {
         expect(logged.toLowerCase(), url).toContain(masked)
       }
     }
+  })
+
+  it("masks an id's 32 hex digits alone, as a search or a filter holds them", () => {
+    const hex = id.slice(9)
+    for (const url of [`/api/discover?q=${hex}`, `/api/discover?vendor=x${encodeAll(hex)}`, `/api/x/${hex}.json`]) {
+      const logged = redactUrl(url)
+      expect(logged, url).not.toContain(hex.slice(4, -4))
+      expect(logged, url).toContain(`${hex.slice(0, 4)}…${hex.slice(-4)}`)
+    }
+    // Longer hex (a transaction hash, 64 digits) is no id and stays.
+    const hash = "ab".repeat(32)
+    expect(redactUrl(`/api/discover?q=${hash}`)).toBe(`/api/discover?q=${hash}`)
+  })
+
+  it("never keeps a request id that holds an agent id or its hex", () => {
+    const hex = id.slice(9)
+    for (const given of [`abc-${id}`, `abc-${hex}`, hex, hex.toUpperCase()]) {
+      expect(requestIdOf(given), given).not.toContain(hex.slice(4, -4).slice(0, 8))
+    }
+    expect(requestIdOf("trace-1234")).toBe("trace-1234")
   })
 
   it("keeps everything else readable, malformed escapes included", () => {
