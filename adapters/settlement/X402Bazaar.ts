@@ -47,10 +47,27 @@ const UNLOCK_OUTPUT = {
       },
       bodyUrl: {
         type: "string",
-        description: "GET it with the same X-AGENT-ID: { ok, id, title, hash, body } where body is the sealed Markdown"
+        description:
+          "GET it with the same X-AGENT-ID: { ok, id, title, hash, body } where body is the sealed Markdown " +
+          "($defs.body)"
       }
     },
-    required: ["ok", "alreadyUnlocked", "receipt", "bodyUrl"]
+    required: ["ok", "alreadyUnlocked", "receipt", "bodyUrl"],
+    // What the unlock buys: the answer of GET bodyUrl, declared beside the unlock's own answer.
+    $defs: {
+      body: {
+        type: "object",
+        description: "The answer of GET bodyUrl with the same X-AGENT-ID",
+        properties: {
+          ok: { type: "boolean", const: true },
+          id: { type: "string", description: "The handoff id, DESK-<n>" },
+          title: { type: "string" },
+          hash: { type: "string", description: "SHA-256 (hex) of body, as the preview's hash" },
+          body: { type: "string", description: "The sealed Markdown body" }
+        },
+        required: ["ok", "id", "title", "hash", "body"]
+      }
+    }
   }
 }
 

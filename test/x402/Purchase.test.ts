@@ -154,6 +154,14 @@ for (const backend of backends) {
             const bazaar = v2.extensions.bazaar
             expect(validateDiscoveryExtension(bazaar)).toEqual({ valid: true })
             expect(validateDiscoveryExtensionSpec(bazaar)).toMatchObject({ valid: true })
+            // What the unlock buys, declared beside its answer: the body read's shape.
+            expect(bazaar.schema.properties.output.properties.example.$defs.body.required).toEqual([
+              "ok",
+              "id",
+              "title",
+              "hash",
+              "body"
+            ])
             // What a facilitator sees: the client's payment echoes the challenge's resource and extensions.
             const echoed = { x402Version: 2, resource: v2.resource, accepted: v2.accepts[0], extensions: v2.extensions }
             const fromV2 = extractDiscoveryInfo(echoed as never, v2.accepts[0])
