@@ -29,6 +29,17 @@ const failure = (client: Client, name: string, args: Record<string, unknown>) =>
     return envelope
   })
 
+/** A client of the desk's MCP endpoint and the id of a handoff it filed through file_handoff. */
+const filedThroughMcp = Effect.gen(function*() {
+  const filer = newAgentId()
+  const client = yield* connectMcp()
+  const filed = yield* Effect.promise(() =>
+    client.callTool({ name: "file_handoff", arguments: { ...filing(filer), agentId: filer } })
+  )
+  const id: string = JSON.parse((filed.content as Array<{ text: string }>)[0]!.text).id
+  return { client, filer, id }
+})
+
 for (const backend of backends) {
   // PostgreSQL runs need DATABASE_URL; without it they are reported as skipped.
   describe.skipIf(!backend.available)(`MCP identity words over ${backend.name}`, () => {
@@ -36,12 +47,7 @@ for (const backend of backends) {
       it.scoped("every failure that names X-AGENT-ID on REST is put into MCP words once", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
-          const filer = newAgentId()
-          const client = yield* connectMcp()
-          const filed = yield* Effect.promise(() =>
-            client.callTool({ name: "file_handoff", arguments: { ...filing(filer), agentId: filer } })
-          )
-          const id: string = JSON.parse((filed.content as Array<{ text: string }>)[0]!.text).id
+          const { client, filer, id } = yield* filedThroughMcp
 
           // agent_id_required: worded for MCP by the tool call itself, so not reworded.
           const required =
@@ -119,12 +125,7 @@ for (const backend of backends) {
       it.scoped("unlock_handoff takes REST's payer: it names the identity, or must equal the one named", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
-          const filer = newAgentId()
-          const client = yield* connectMcp()
-          const filed = yield* Effect.promise(() =>
-            client.callTool({ name: "file_handoff", arguments: { ...filing(filer), agentId: filer } })
-          )
-          const id: string = JSON.parse((filed.content as Array<{ text: string }>)[0]!.text).id
+          const { client, id } = yield* filedThroughMcp
           const receiptsOf = (payer: string) =>
             Effect.promise(() => fetch(`${desk.url}/api/receipts?payer=${payer}`).then(readJson))
 
