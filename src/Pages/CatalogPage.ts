@@ -117,9 +117,7 @@ const kept = (params: Readonly<Record<string, string>>) =>
 const filterForm = (view: CatalogView) => {
   const { query } = view
   const sortOptions = [
-    `<option value=""${
-      view.params["sort"] === undefined ? " selected" : ""
-    }>Default (best match, else newest)</option>`,
+    `<option value=""${view.params["sort"] === undefined ? " selected" : ""}>Best match, else newest</option>`,
     ...SORTS.map((sort) =>
       `<option value="${sort}"${view.params["sort"] === sort ? " selected" : ""}>${SORT_LABELS[sort]}</option>`
     )

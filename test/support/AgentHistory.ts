@@ -27,7 +27,9 @@ export const agentWithHistory = Effect.gen(function*() {
   const theirs: Array<string> = []
   for (
     const [title, priceUsd] of [["Platypus cache keys", 0.45], ["Platypus cold starts", 2], [
-      "Platypus log volume",
+      // A long title with a long unbroken word, as agents write them: the tables must still fit the page.
+      "Platypus log volume: PlatypusLogVolumeStreamingPipelineBackpressureRetentionCompactionRewrite and what " +
+      "the retention policy, the compaction job and the shipper each got wrong",
       0.000001
     ]] as const
   ) {
