@@ -6,7 +6,6 @@ import { DeskId } from "./Ids.ts"
 import { echo } from "./Issues.ts"
 import { UsdAmount } from "./Money.ts"
 
-/** An EVM address with a valid EIP-55 checksum when mixed-case; stored checksummed. */
 /**
  * An address's JSON Schema: its shape (the EIP-55 checksum is the desk's own check). A node with its own jsonSchema
  * is rendered from it alone, so its description goes inside.
@@ -17,6 +16,7 @@ export const evmAddressJsonSchema = (description: string) => ({
   description
 })
 
+/** An EVM address with a valid EIP-55 checksum when mixed-case; stored checksummed. */
 export const EvmAddress = Schema.transform(
   Schema.String.pipe(
     Schema.filter((s): boolean => isAddress(s, { strict: true }), {

@@ -58,16 +58,11 @@ export const edgeFor = (
         const id = requestIdOf(request.headers[REQUEST_ID_HEADER])
         response.setHeader(REQUEST_ID_HEADER, id)
         logWhenDone(lines, fiber, request, response, id)
+        const path = request.url.split("?")[0]!
         // A request with a body reads no query parameters; the body guard hands the app a request of its own.
         const answer = readsBody(request.method)
-          ? guardBody(
-            request,
-            app,
-            actsAsAgent(request.method, request.url),
-            jsonRefusalAt(request.method, request.url.split("?")[0]!)
-          )
+          ? guardBody(request, app, actsAsAgent(request.method, request.url), jsonRefusalAt(request.method, path))
           : readingQuery(request, app)
-        const path = request.url.split("?")[0]!
         if (!isRateLimited(request.method, path)) return answer
         const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)
         const entered = concurrency.enter(key)

@@ -166,6 +166,10 @@ for (const backend of backends) {
           expect(keyOf(original)).toBe(bodyKey(body))
           expect(copies.map(keyOf)).toEqual([null, null])
           expect(keyOf(other)).toBe(bodyKey(rows.find((_) => Number(_.seq) === other)!.body))
+          // The change notice (preview caches across desks) was held only while keys were written.
+          const notice = yield* sql<{ tgenabled: string }>`SELECT tgenabled FROM pg_trigger
+          WHERE tgname = 'handoffs_changed_notice'`
+          expect(notice.map((_) => _.tgenabled)).toEqual(["O"])
           // The unique key holds again: a copy cannot take the original's key.
           const taken = yield* Effect.either(
             sql`UPDATE handoffs SET body_key = ${bodyKey(body)} WHERE seq = ${copies[0]!}`
