@@ -3,6 +3,7 @@ import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1"
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import { getAddress, type Hex, isAddress } from "viem"
 import { privateKeyToAddress } from "viem/accounts"
+import { ZERO_ADDRESS } from "../../src/Domain/Agent.ts"
 
 export interface X402Settings {
   readonly rpcUrl: string
@@ -200,8 +201,6 @@ const raw = Config.all({
   confirmTimeoutMs: Config.integer("DESK_CONFIRM_TIMEOUT_MS").pipe(Config.withDefault(20_000)),
   maxTimeoutSeconds: Config.integer("DESK_PAYMENT_TIMEOUT_SECONDS").pipe(Config.withDefault(300))
 })
-
-const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 /**
  * A remote facilitator's URL: http(s), with no user or password in it (fetch refuses to send those; credentials go

@@ -89,7 +89,7 @@ export const AgentView = Schema.Struct({
 }).annotations({ identifier: "Agent" })
 export type AgentView = typeof AgentView.Type
 
-const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 /** The addresses of the rail a payout address may not be. */
 export interface PayoutRail {
