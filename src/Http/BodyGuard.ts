@@ -12,6 +12,7 @@ import {
   UnsupportedMediaType
 } from "../Domain/Errors.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
+import { firstLossyNumber } from "./LossyNumbers.ts"
 import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -88,9 +89,10 @@ export const shapeProblem = (value: unknown): ShapeProblem | undefined => {
  * A list too long to decode, as the route's own 422 (it is over the field's documented maximum): a filing's
  * `invalid_handoff`, any other API body's `invalid_request`. MCP's JSON-RPC and a top-level array stay 400.
  */
-const tooManyItems = (method: string, path: string, field: string) => {
-  const issues = [{ path: field, message: `has more than ${JSON_LIMITS.items} items, far over its maximum` }]
-  const message = `${field} has more than ${JSON_LIMITS.items} items.`
+/** A refusal of one field of the body before its decoding, as the route's own 422 (undefined off the API). */
+const fieldRefused = (method: string, path: string, field: string, problem: string) => {
+  const issues = [{ path: field, message: problem }]
+  const message = `${field === "" ? "The body" : field} ${problem}.`
   if (method === "POST" && path === "/api/handoffs") {
     return errorResponse(InvalidHandoff, new InvalidHandoff({ message, issues }))
   }
@@ -198,10 +200,26 @@ export const guardBody = <E, R>(
     } catch {
       return refuseJson("The request body is not valid JSON.")
     }
+    const path = request.url.split("?")[0]!
     const shape = shapeProblem(parsed)
-    if (shape === undefined) return yield* next
-    const routed = shape.path === undefined || shape.path === ""
-      ? undefined
-      : tooManyItems(request.method, request.url.split("?")[0]!, shape.path)
-    return routed ?? refuseJson(`The request body ${shape.problem}.`)
+    if (shape !== undefined) {
+      const routed = shape.path === undefined || shape.path === ""
+        ? undefined
+        : fieldRefused(
+          request.method,
+          path,
+          shape.path,
+          `has more than ${JSON_LIMITS.items} items, far over its maximum`
+        )
+      return routed ?? refuseJson(`The request body ${shape.problem}.`)
+    }
+    // A number the parse changed (0.2500000000000000001 read as 0.25) would pass rules it breaks: refused as sent.
+    const lossy = firstLossyNumber(text)
+    if (lossy === undefined) return yield* next
+    const sent = lossy.literal.length <= 40 ? lossy.literal : `${lossy.literal.slice(0, 40)}…`
+    const problem = `is ${sent}, which no JSON number holds exactly (it reads as ${
+      Number(lossy.literal)
+    }): send it with at most 15 significant digits`
+    return fieldRefused(request.method, path, lossy.path, problem) ??
+      refuseJson(`The request body's number ${problem}.`)
   })

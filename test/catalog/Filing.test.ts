@@ -311,6 +311,48 @@ for (const backend of backends) {
           expect(yield* countRows).toBe(before)
         }))
 
+      it.effect("refuses a number its JSON parse would change, as sent, before it could be stored rounded", () =>
+        Effect.gen(function*() {
+          const before = yield* countRows
+          const raw = (path: string, text: string, headers: Record<string, string> = {}) =>
+            call((desk) =>
+              desk.request(path, {
+                method: "POST",
+                body: text,
+                agent,
+                headers: { "content-type": "application/json", ...headers }
+              }).then(async (response) => ({ status: response.status, json: await readJson(response) }))
+            )
+          // 0.2500000000000000001 parses to 0.25, which has 6 decimals: it was filed at 0.25.
+          const valid = JSON.stringify(filing(agent, { priceUsd: 0.25 }))
+          const filed = yield* raw(
+            "/api/handoffs",
+            valid.replace("\"priceUsd\":0.25", "\"priceUsd\":0.2500000000000000001")
+          )
+          expect(filed.status).toBe(422)
+          expect(filed.json).toMatchObject({
+            error: "invalid_handoff",
+            issues: [{ path: "priceUsd", message: expect.stringContaining("0.2500000000000000001") }]
+          })
+          const cap = yield* raw(
+            "/api/agents",
+            `{"id":"${agent}","spendCapUsd":10.0000000000000000001}`
+          )
+          expect(cap.status).toBe(422)
+          expect(cap.json).toMatchObject({ error: "invalid_request", issues: [{ path: "spendCapUsd" }] })
+          expect((yield* raw("/api/agents", `{"id":"${agent}","spendCapUsd":10.000001}`)).status).toBe(200)
+          const mcp = yield* raw(
+            "/mcp",
+            `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"file_handoff","arguments":${
+              valid.replace("\"priceUsd\":0.25", "\"priceUsd\":0.2500000000000000001")
+            }}}`,
+            { accept: "application/json, text/event-stream" }
+          )
+          expect(mcp.status).toBe(400)
+          expect(mcp.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+          expect(yield* countRows).toBe(before)
+        }))
+
       it.effect("answers malformed, oversized and non-JSON bodies with JSON errors", () =>
         Effect.gen(function*() {
           const before = yield* countRows

@@ -1,0 +1,72 @@
+/**
+ * JSON numbers that a parse would change. JSON.parse reads every number as a float64, so `0.2500000000000000001`
+ * arrives as 0.25 and `1e-400` as 0: a rule on the parsed value ("at most 6 decimals") never sees what was sent.
+ * A literal is kept exactly when its decimal value equals the shortest decimal of the float64 it parses to; one
+ * with at most 15 significant digits and a small exponent always is, so most bodies are not scanned at all.
+ */
+
+/** A literal that may not be kept exactly: 16 or more digits in a row (a point between them allowed), or a 3-digit exponent. */
+const MAY_BE_LOSSY = /\d[\d.]{15}|[eE][+-]?\d{3}/
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const DECIMAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+
+/** A decimal's value as `<sign><digits>e<exponent>`, with no leading or trailing zeros ("0" for zero). */
+const valueOf = (decimal: string): string | undefined => {
+  const parts = DECIMAL.exec(decimal)
+  if (parts === null) return undefined // Infinity: no decimal keeps it
+  const [, whole = "", fraction = "", exponent = "0"] = parts
+  const digits = `${whole}${fraction}`.replace(/^0+/, "")
+  if (digits === "") return "0"
+  const significant = digits.replace(/0+$/, "")
+  const shift = Number(exponent) - fraction.length + (digits.length - significant.length)
+  return `${decimal.startsWith("-") ? "-" : ""}${significant}e${shift}`
+}
+
+const keptExactly = (literal: string) => valueOf(literal) === valueOf(String(Number(literal)))
+
+export interface LossyNumber {
+  /** Where it is, as issues name a field: `priceUsd`, `provenance.inputTokens`, `tags.2`; "" for the whole body. */
+  readonly path: string
+  readonly literal: string
+}
+
+/** The first number of a JSON text (one JSON.parse read) that its parse changes, if any. */
+export const firstLossyNumber = (text: string): LossyNumber | undefined => {
+  if (!MAY_BE_LOSSY.test(text)) return undefined
+  // Where the scan is: each open container with its key (an object's last key, an array's next index).
+  const open: Array<{ readonly array: boolean; key: string | number }> = []
+  const pathHere = () => open.map((_) => _.key).join(".")
+  let i = 0
+  while (i < text.length) {
+    const c = text[i]!
+    if (c === "\"") {
+      let end = i + 1
+      while (text[end] !== "\"") end += text[end] === "\\" ? 2 : 1
+      const top = open[open.length - 1]
+      // A string before a colon is a key.
+      let next = end + 1
+      while (text[next] === " " || text[next] === "\n" || text[next] === "\r" || text[next] === "\t") next++
+      if (top !== undefined && !top.array && text[next] === ":") top.key = JSON.parse(text.slice(i, end + 1))
+      i = end + 1
+    } else if (c === "{" || c === "[") {
+      open.push({ array: c === "[", key: c === "[" ? 0 : "" })
+      i++
+    } else if (c === "}" || c === "]") {
+      open.pop()
+      i++
+    } else if (c === ",") {
+      const top = open[open.length - 1]
+      if (top?.array) top.key = (top.key as number) + 1
+      i++
+    } else if (c === "-" || (c >= "0" && c <= "9")) {
+      NUMBER.lastIndex = i
+      const literal = NUMBER.exec(text)![0]
+      if (!keptExactly(literal)) return { path: pathHere(), literal }
+      i += literal.length
+    } else {
+      i++
+    }
+  }
+  return undefined
+}
