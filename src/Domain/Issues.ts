@@ -144,12 +144,15 @@ export const issuesOf = (flat: ReadonlyArray<FlatIssue>, seeAccepted = SEE_OPENA
   })
 }
 
-/** A filing's sealed body is what its filer sells: an answer about it says what is wrong, never what it holds. */
-const SEALED_FIELD = "body"
+/**
+ * A filing's sealed body is what its filer sells: an answer about it says what is wrong, never what it holds; nor
+ * does one about the whole request (path ""), which holds the body when it is a list or a string of it.
+ */
+const UNECHOED_PATHS = new Set(["body", ""])
 /** The echo of a string, list or object sent (numbers, such as a count, stay). */
 const ECHOED = /; got ["[{].*$/s
 const unechoed = (issue: Issue): Issue =>
-  issue.path === SEALED_FIELD ? { path: issue.path, message: issue.message.replace(ECHOED, "") } : issue
+  UNECHOED_PATHS.has(issue.path) ? { path: issue.path, message: issue.message.replace(ECHOED, "") } : issue
 
 export const describeIssues = (issues: ReadonlyArray<Issue>): string =>
   issues.map((_) => (_.path === "" ? _.message : `${_.path}: ${_.message}`)).join("; ")

@@ -234,6 +234,12 @@ for (const backend of backends) {
             expect(text).toContain("\"path\":\"body\"")
             expect(text).not.toContain("sealed answer")
           }
+          // Nor the whole request, when it is a list or a string holding the body.
+          for (const request of [[filing(agent, { body: `${secret} `.repeat(40) })], `${secret} `.repeat(40)]) {
+            const response = yield* call((desk) => desk.request("/api/handoffs", { json: request, agent }))
+            expect(response.status).toBe(422)
+            expect(yield* Effect.promise(() => response.text())).not.toContain("sealed answer")
+          }
         }))
 
       it.effect("requires a well-formed X-AGENT-ID", () =>
