@@ -1,4 +1,5 @@
 import type { Issue } from "./Errors.ts"
+import { comparableText } from "./Text.ts"
 
 export const REQUIRED_SECTIONS = ["Failed approaches", "Recommended next actions"] as const
 
@@ -79,9 +80,11 @@ export const filingRuleIssues = (input: unknown): ReadonlyArray<Issue> => {
       }
     }
     if (Array.isArray(doesNotContain)) {
-      const text = body.toLowerCase()
+      // Compared as a copy is (src/Domain/Text.ts): "Café" holds "cafe\u0301", a line break holds a space.
+      const text = comparableText(body)
       doesNotContain.forEach((phrase: unknown, index) => {
-        if (typeof phrase === "string" && phrase.trim() !== "" && text.includes(phrase.toLowerCase())) {
+        const words = typeof phrase === "string" ? comparableText(phrase) : ""
+        if (words !== "" && text.includes(words)) {
           issues.push({ path: `doesNotContain.${index}`, message: `the body contains the phrase "${phrase}"` })
         }
       })

@@ -56,6 +56,10 @@ const invalid: ReadonlyArray<[string, Record<string, unknown>, string]> = [
   ["desk-owned field purchases", { purchases: 5 }, "purchases"],
   ["desk-owned field origin", { origin: "seed" }, "origin"],
   ["a doesNotContain phrase in the body", { doesNotContain: ["SIDEKIQMON"] }, "doesNotContain.0"],
+  // The phrase as a reader sees it: a zero-width space, a line break, a composed accent change nothing.
+  ["a doesNotContain phrase in the body, spelled apart", {
+    doesNotContain: ["ok", "Sidekiq\u200bMon  over\ntwo"]
+  }, "doesNotContain.1"],
   ["title over 200 characters", { title: "t".repeat(201) }, "title"],
   ["too many tags", { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, "tags"],
   ["tag over 40 characters", { tags: ["x".repeat(41)] }, "tags.0"],
