@@ -108,8 +108,15 @@ export interface PaymentRail {
     error: string | undefined,
     extensions?: Readonly<Record<string, unknown>>
   ) => PaymentRequiredV2
-  /** Decodes an `X-PAYMENT` / `PAYMENT-SIGNATURE` value and checks it against this offer at this time, without the chain. */
-  readonly check: (offer: Offer, header: string, nowSeconds: number) => Either.Either<VerifiedPayment, Refusal>
+  /**
+   * Decodes an `X-PAYMENT` / `PAYMENT-SIGNATURE` value and checks it against this offer at this time, without the
+   * chain; with no time (`undefined`), all but its validity window: what names a payment that may be claimed already.
+   */
+  readonly check: (
+    offer: Offer,
+    header: string,
+    nowSeconds: number | undefined
+  ) => Either.Either<VerifiedPayment, Refusal>
   /** The facilitator's checks (signature, balance, unused nonce, simulation): a refusal, or none. Nothing moves. */
   readonly verify: (payment: VerifiedPayment) => Effect.Effect<Option.Option<Refusal>, SettlementUnavailable>
   /** Bounded by `settleTimeout`; `fromBlock` is where to look for the transaction if the answer is lost. */

@@ -167,12 +167,15 @@ const paymentIdOf = (payload: PaymentPayloadV2) => {
     )
 }
 
-/** Every check that needs no chain: the facilitator then checks the signature, balance and nonce on-chain. */
+/**
+ * Every check that needs no chain: the facilitator then checks the signature, balance and nonce on-chain. Without
+ * `nowSeconds`, all but the validity window's: a payment claimed already was judged on its time when it was.
+ */
 export const checkPayment = (
   settings: X402Settings,
   offer: Offer,
   header: string,
-  nowSeconds: number
+  nowSeconds: number | undefined
 ): Either.Either<VerifiedPayment, Refusal> =>
   Either.gen(function*() {
     const decoded = yield* decodeHeader(header)
@@ -203,7 +206,21 @@ export const checkPayment = (
         `This handoff costs exactly ${offer.priceMicro} micro-USDC; the authorization is for ${authorization.value}.`
       )
     }
-    if (BigInt(authorization.validAfter) > BigInt(nowSeconds)) {
+    if (nowSeconds !== undefined) yield* timely(settings, validBefore, BigInt(authorization.validAfter), nowSeconds)
+    return {
+      payerAddress: getAddress(authorization.from),
+      nonce: authorization.nonce.toLowerCase(),
+      amountMicro: offer.priceMicro,
+      validBefore: Number(validBefore),
+      payment,
+      paymentId
+    } satisfies VerifiedPayment
+  })
+
+/** The validity window of a payment not claimed yet, at `nowSeconds`. */
+const timely = (settings: X402Settings, validBefore: bigint, validAfter: bigint, nowSeconds: number) =>
+  Either.gen(function*() {
+    if (validAfter > BigInt(nowSeconds)) {
       return yield* refuse("authorization_not_yet_valid", "The authorization's validAfter is in the future.")
     }
     // Settling takes a block or two: an authorization about to expire would fail on-chain after the claim.
@@ -220,12 +237,4 @@ export const checkPayment = (
           `from now (${nowSeconds}, ${CLOCK_SKEW_SECONDS} s of clock skew allowed); sign one valid for maxTimeoutSeconds.`
       )
     }
-    return {
-      payerAddress: getAddress(authorization.from),
-      nonce: authorization.nonce.toLowerCase(),
-      amountMicro: offer.priceMicro,
-      validBefore: Number(validBefore),
-      payment,
-      paymentId
-    } satisfies VerifiedPayment
   })

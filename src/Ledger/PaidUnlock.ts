@@ -87,6 +87,9 @@ export const makePaidUnlock = (rail: PaymentRail) =>
     /** The checks that need no chain, at this moment. */
     const check = (offer: Offer, header: string) =>
       Effect.sync(() => rail.check(offer, header, Math.floor(Date.now() / 1000)))
+    /** What names a payment that may be claimed already: its time was judged when it was claimed. */
+    const identified = (offer: Offer, header: string) =>
+      Effect.sync(() => Either.getRight(rail.check(offer, header, undefined)))
 
     const handoffOf = (seq: number) => Effect.map(handoffs.findSealed(seq), Option.getOrThrow)
 
@@ -327,7 +330,14 @@ export const makePaidUnlock = (rail: PaymentRail) =>
     const unlock = fn("Ledger.unlockPaid")(function*(agent: DeskId, handoff: SealedRow, header: string) {
       const offer = offerOf(publicUrl, handoff)
       const checked = yield* check(offer, header)
-      if (Either.isLeft(checked)) return yield* Effect.fail(refused(offer, checked.left.reason, checked.left.message))
+      if (Either.isLeft(checked)) {
+        // A retry of a payment claimed earlier, now close to or past its expiry, returns that claim's outcome (a
+        // 202 while it settles, then its receipt): a fresh 402 would invite a second payment for a charged one.
+        const payment = yield* identified(offer, header)
+        const seen = Option.isSome(payment) ? yield* claimedBefore(agent, handoff, payment.value, offer) : Option.none()
+        if (Option.isSome(seen)) return seen.value
+        return yield* Effect.fail(refused(offer, checked.left.reason, checked.left.message))
+      }
       const payment = checked.right
       const seen = yield* claimedBefore(agent, handoff, payment, offer)
       if (Option.isSome(seen)) return seen.value
@@ -368,7 +378,8 @@ export const makePaidUnlock = (rail: PaymentRail) =>
      */
     const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
       Effect.gen(function*() {
-        const payment = Either.getRight(yield* check(offerOf(publicUrl, handoff), header))
+        // However close to its expiry: a replay of the payment that bought it gets its settlement.
+        const payment = yield* identified(offerOf(publicUrl, handoff), header)
         if (Option.isNone(payment)) return Option.none()
         const { nonce, payerAddress, paymentId } = payment.value
         const byNonce = yield* settlements.byNonce(payerAddress, nonce)

@@ -77,6 +77,8 @@ const script: {
   lookups: Array<string>
   /** Nonces the chain shows paid (each by a transfer of its own), whatever `lookup` says of the others. */
   paidNonces: Set<string>
+  /** Payment headers whose authorization is now too close to its expiry for a first attempt. */
+  expiring: Set<string>
 } = {
   blockNumber: Either.right(100n),
   verify: Option.none(),
@@ -84,7 +86,8 @@ const script: {
   lookup: { _tag: "Unknown", detail: "not scripted" },
   settleCalls: 0,
   lookups: [],
-  paidNonces: new Set()
+  paidNonces: new Set(),
+  expiring: new Set()
 }
 
 const PAID: AuthorizationLookup = {
@@ -94,7 +97,10 @@ const PAID: AuthorizationLookup = {
 
 const rail = TestDouble.layerTest({
   challenge: () => [requirement],
-  check: (_offer, header) => Either.right(paymentOf(header)),
+  check: (_offer, header, nowSeconds) =>
+    nowSeconds !== undefined && script.expiring.has(header)
+      ? Either.left({ reason: "authorization_expired", message: "The authorization expires within 30 seconds." })
+      : Either.right(paymentOf(header)),
   blockNumber: Effect.suspend(() => script.blockNumber),
   verify: () => Effect.succeed(script.verify),
   settle: () => Effect.sync(() => (script.settleCalls++, script.settle)),
@@ -197,6 +203,40 @@ for (const backend of backends) {
             receipts: before.receipts + 1
           })
           expect(yield* spentUsd(buyer)).toBe(0.3)
+        }))
+
+      it.effect("a retry of a pending payment near its expiry is its claim's 202, then its receipt, never a new 402", () =>
+        Effect.gen(function*() {
+          // A fresh 402 invited a second payment for one the chain charged a moment later (outside recheck of issue 4).
+          const ledger = yield* Ledger
+          const { buyer, id } = yield* setUp
+          script.settle = { _tag: "Unknown", detail: "not mined yet" }
+          script.lookup = { _tag: "Unknown", detail: "not mined yet" }
+          const first = yield* Effect.either(ledger.unlock(buyer, id, buyer, Option.some("late")))
+          expect(Either.isLeft(first) && first.left._tag).toBe("SettlementPending")
+
+          script.expiring.add("late")
+          const retried = yield* Effect.either(ledger.unlock(buyer, id, buyer, Option.some("late")))
+          expect(Either.isLeft(retried) && retried.left._tag).toBe("SettlementPending")
+          const { nonce } = paymentOf("late")
+          script.paidNonces.add(nonce)
+          const settled = yield* ledger.unlock(buyer, id, buyer, Option.some("late"))
+          expect(Option.map(settled.settled, (_) => _.txHash)).toEqual(Option.some(nonce))
+          // Replayed after, still close to its expiry: the receipt with its settlement.
+          const replayed = yield* ledger.unlock(buyer, id, buyer, Option.some("late"))
+          expect(replayed.response.alreadyUnlocked).toBe(true)
+          expect(Option.isSome(replayed.settled)).toBe(true)
+
+          // A payment never claimed, as close to its expiry, is refused as before.
+          const other = yield* setUp
+          script.expiring.add("never-claimed")
+          const refused = yield* Effect.either(
+            ledger.unlock(other.buyer, other.id, other.buyer, Option.some("never-claimed"))
+          )
+          expect(Either.isLeft(refused) && refused.left).toMatchObject({
+            _tag: "PaymentInvalid",
+            reason: "authorization_expired"
+          })
         }))
 
       it.effect("a first attempt the facilitator refused fails the claim and gives the reserved spend back", () =>
