@@ -32,6 +32,7 @@ import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
 import { Ledger } from "../Ledger.ts"
+import { challengeOf, settlementAnswerOf } from "../Ledger/X402Answers.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
@@ -227,10 +228,18 @@ const make = Effect.gen(function*() {
     preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
     file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),
     unlock_handoff: asAgent(UnlockHandoff, (input, agent) =>
-      Effect.map(
-        // As over REST, a payer that is not the identity acting is refused (422 naming `payer`).
+      // As over REST, a payer that is not the identity acting is refused (422 naming `payer`).
+      Effect.flatMap(
         ledger.unlock(agent, input.id, input.payer ?? agent, Option.fromNullable(input.payment)),
-        ({ response }) => response
+        ({ response, settled }) =>
+          // What REST sends in PAYMENT-RESPONSE / X-PAYMENT-RESPONSE, as the result's `paymentResponse`.
+          Effect.map(
+            settlementAnswerOf(settlement, signing, settled, `${config.publicUrl}/api/handoffs/${input.id}/unlock`),
+            Option.match({
+              onNone: () => response,
+              onSome: ({ answer }) => ({ ...response, paymentResponse: answer })
+            })
+          )
       )),
     fetch_body: asAgentIfNamed(FetchBody, (input, agent) => ledger.body(input.id, agent)),
     list_receipts: runner(ListReceipts, (input) => ledger.listReceipts(toReceiptQuery(input))),
@@ -259,15 +268,23 @@ const make = Effect.gen(function*() {
     isTool(name)
       ? Option.some(
         runners[name](args, agentHeader, rail).pipe(
-          Effect.match({
-            onSuccess: (value) => resultOf(value, false),
-            onFailure: (error) =>
-              resultOf(
-                error instanceof InMcpWords
-                  ? Schema.encodeSync(ToolFailure)(error.failure)
-                  : toMcpWords(Schema.encodeSync(ToolFailure)(error)),
-                true
-              )
+          Effect.matchEffect({
+            onSuccess: (value) => Effect.succeed(resultOf(value, false)),
+            onFailure: (error) => {
+              if (error instanceof InMcpWords) {
+                return Effect.succeed(resultOf(Schema.encodeSync(ToolFailure)(error.failure), true))
+              }
+              const envelope = toMcpWords(Schema.encodeSync(ToolFailure)(error))
+              // What REST sends in PAYMENT-REQUIRED: the v2 challenge with its signed offers, as `paymentRequired`.
+              return Effect.map(challengeOf(settlement, signing, error), (challenge) =>
+                resultOf(
+                  Option.match(challenge, {
+                    onNone: () => envelope,
+                    onSome: (paymentRequired) => ({ ...envelope, paymentRequired })
+                  }),
+                  true
+                ))
+            }
           }),
           Effect.catchAllDefect((defect) => internalError(Cause.die(defect))),
           Effect.withSpan("ToolCalls.call", { attributes: { tool: name } })

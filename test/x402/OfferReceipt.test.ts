@@ -20,6 +20,7 @@ import { ReceiptSigningLive } from "../../src/Adapters.ts"
 import { ReceiptSigning } from "../../src/ReceiptSigning.ts"
 import { deskOn, PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
 import { newAgentId } from "../support/Fixtures.ts"
+import { connectMcp } from "../support/McpClient.ts"
 import { backends } from "../support/Storage.ts"
 import { decodeHeader, fileHandoff, freshPayee, send, TestChain, unlockWith, x402DeskOn } from "./support/Chain.ts"
 import { forger } from "./support/Forge.ts"
@@ -91,6 +92,49 @@ for (const backend of backends) {
           expect((yield* Effect.promise(() => verifyReceiptSignatureEIP712(own.json.signedReceipt))).signer).toBe(desk)
           expect((yield* send(`/api/receipts/${receiptId}`, { agent: newAgentId() })).status).toBe(404)
           expect((yield* send(`/api/receipts/${receiptId}`)).status).toBe(401)
+        }))
+
+      it.scoped("MCP unlock_handoff carries what REST sends in headers: the v2 challenge and the settlement", () =>
+        Effect.gen(function*() {
+          // Over MCP an agent had the v1 challenge only: no signed offer, no v2 requirements, no settlement answer.
+          const { chain } = yield* TestChain
+          const desk = chain.accounts.desk.address
+          const { id } = yield* fileHandoff(0.12, freshPayee())
+          const buyer = newAgentId()
+          const client = yield* connectMcp({ "X-AGENT-ID": buyer })
+          const tool = (args: Record<string, unknown>) =>
+            Effect.promise(() => client.callTool({ name: "unlock_handoff", arguments: { id, ...args } })).pipe(
+              Effect.map((result) => ({
+                isError: result.isError === true,
+                json: JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+              }))
+            )
+          const asked = yield* tool({})
+          expect(asked.isError).toBe(true)
+          expect(asked.json).toMatchObject({ error: "payment_required", x402Version: 1 })
+          const challenge = asked.json.paymentRequired
+          // REST's header but for the offers' signing time (a second may pass between the two).
+          const rest = decodeHeader((yield* unlockWith(id, newAgentId())).headers.get("payment-required"))
+          expect({ ...challenge, extensions: undefined }).toEqual({ ...rest, extensions: undefined })
+          expect(Object.keys(challenge.extensions).sort()).toEqual(Object.keys(rest.extensions).sort())
+          expect(challenge).toMatchObject({ x402Version: 2, accepts: [{ network: `eip155:${chain.chainId}` }] })
+          const [offer] = decodeSignedOffers(extractOffersFromPaymentRequired(challenge))
+          expect((yield* Effect.promise(() => verifyOfferSignatureEIP712(offer!.signedOffer as never))).signer)
+            .toBe(desk)
+
+          const paid = yield* tool({ payment: yield* Effect.promise(() => forger(chain).v2(PRICE)) })
+          expect(paid.isError).toBe(false)
+          expect(paid.json.paymentResponse).toMatchObject({
+            success: true,
+            transaction: paid.json.receipt.txHash,
+            payer: chain.accounts.buyer.address
+          })
+          const receipt = paid.json.paymentResponse.extensions["offer-receipt"].info.receipt as EIP712SignedReceipt
+          expect((yield* Effect.promise(() => verifyReceiptSignatureEIP712(receipt))).signer).toBe(desk)
+          // A repeat unlock without a payment settles nothing: no settlement answer, as over REST.
+          const again = yield* tool({})
+          expect(again.json).toMatchObject({ alreadyUnlocked: true })
+          expect(again.json.paymentResponse).toBeUndefined()
         }))
     })
   })
