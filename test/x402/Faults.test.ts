@@ -10,6 +10,7 @@ import {
   eventually,
   fileHandoff,
   freshPayee,
+  nowSeconds,
   receiptsOf,
   send,
   TestChain,
@@ -135,6 +136,42 @@ for (const backend of backends) {
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
           yield* expectAuditPasses
         }))
+
+      it.effect(
+        "a retry of a pending payment within 30 s of its expiry is its claim's 202, then its receipt, not a 402",
+        () =>
+          Effect.gen(function*() {
+            // The window that refuses a new payment near its expiry answered a fresh 402 to the retry of one the desk
+            // was still settling, which the chain then charged (outside recheck of issue 4).
+            const { balanceOf, chain, proxy } = yield* TestChain
+            const { id } = yield* fileHandoff(0.2, chain.accounts.filer.address)
+            const buyer = newAgentId()
+            const validBefore = nowSeconds() + 40
+            const header = {
+              "x-payment": yield* Effect.promise(() =>
+                forger(chain).v1(PRICE, { authorization: { validBefore: BigInt(validBefore) } })
+              )
+            }
+            const before = yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))
+            proxy.rule = (call) => (isSettlementBroadcast(call) ? "refuse" : "pass")
+            const late = Effect.gen(function*() {
+              expect((yield* unlockWith(id, buyer, header)).status).toBe(202)
+              // Into the last 30 s of the authorization, where a new payment would be refused.
+              yield* Effect.sleep(`${Math.max(0, (validBefore - 29 - nowSeconds()) * 1000)} millis`)
+              const retried = yield* unlockWith(id, buyer, header)
+              expect(retried.status).toBe(202)
+              expect(retried.json).toMatchObject({ error: "settlement_pending" })
+            })
+            yield* late.pipe(Effect.ensuring(Effect.sync(() => (proxy.rule = () => "pass"))))
+            const settled = yield* unlockWith(id, buyer, header)
+            expect(settled.status).toBe(200)
+            expect(settled.headers.get("x-payment-response")).not.toBeNull()
+            expect(yield* claimsOf(buyer)).toEqual(["settled"])
+            expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(before - PRICE)
+            yield* expectAuditPasses
+          }),
+        { timeout: 90_000 }
+      )
 
       it.effect("a settlement whose answer is lost (and the RPC with it) is 202, then its retry returns the receipt", () =>
         Effect.gen(function*() {
