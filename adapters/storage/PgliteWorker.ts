@@ -30,6 +30,18 @@ export type Reply =
   | { readonly id: number; readonly ok: true; readonly results: ReadonlyArray<Results<unknown>> }
   | { readonly id: number; readonly ok: false; readonly error: Record<string, unknown> }
 
+/**
+ * PGlite decodes every text value with a `TextDecoder("utf-8")`, which drops a leading U+FEFF as a byte order mark:
+ * a body that begins with one came back a character short, its hash no longer the one filed (PostgreSQL keeps it).
+ * Text read from the database is data, never a stream with a mark to strip: on this thread every decoder keeps it.
+ */
+const Decoder = globalThis.TextDecoder
+globalThis.TextDecoder = class extends Decoder {
+  constructor(label?: string, options?: ConstructorParameters<typeof Decoder>[1]) {
+    super(label, { ...options, ignoreBOM: true })
+  }
+}
+
 const SHARED_BUFFERS = "16MB"
 
 const localDate = /^(\d{4,})-(\d{2})-(\d{2})$/

@@ -184,6 +184,25 @@ for (const backend of backends) {
           expect(yield* Effect.promise(() => readJson(exact))).toMatchObject({ bodyChars: 400 })
         }))
 
+      it.effect("reads a body back character for character, a leading and a trailing U+FEFF included", () =>
+        Effect.gen(function*() {
+          // PGlite's text decoder dropped a leading U+FEFF as a byte order mark: the body read was one character
+          // short and no longer hashed to the preview's hash (adapters/storage/PgliteWorker.ts).
+          const body = `\ufeff${BODY}\ufeff`
+          const filed = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { body }), agent }))
+          expect(filed.status).toBe(201)
+          const preview = yield* Effect.promise(() => readJson(filed))
+          const hash = createHash("sha256").update(body, "utf8").digest("hex")
+          expect(preview).toMatchObject({ hash, bodyChars: [...body].length })
+          const buyer = newAgentId()
+          const unlocked = yield* call((desk) =>
+            desk.request(`/api/handoffs/${preview.id}/unlock`, { json: { payer: buyer }, agent: buyer })
+          )
+          expect(unlocked.status).toBe(200)
+          const read = yield* call((desk) => desk.request(`/api/handoffs/${preview.id}/body`, { agent: buyer }))
+          expect(yield* Effect.promise(() => readJson(read))).toMatchObject({ body, hash })
+        }))
+
       it.effect("reads headings as Markdown does: a # line in a code block or a comment is none, later ones count", () =>
         Effect.gen(function*() {
           const body = "## Context\n\n```sh\n# Failed approaches are logged here\ngrep retry log\n```\n\n" +
