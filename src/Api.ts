@@ -3,7 +3,18 @@ import { CatalogApi } from "./Catalog/Api.ts"
 import { DeskInfoApi } from "./Desk/Api.ts"
 import { DiscoveryApi } from "./Discovery/Api.ts"
 import { asServed } from "./Discovery/OpenApi.ts"
-import { InternalError, InvalidJson, PayloadTooLarge, RateLimited, UnsupportedMediaType } from "./Domain/Errors.ts"
+import {
+  BadRequest,
+  ExpectationFailed,
+  HeadersTooLarge,
+  InternalError,
+  InvalidJson,
+  InvalidQuery,
+  PayloadTooLarge,
+  RateLimited,
+  RequestTimeout,
+  UnsupportedMediaType
+} from "./Domain/Errors.ts"
 import { GuideApi } from "./Guide/Api.ts"
 import { AgentsApi } from "./Identity/Api.ts"
 import { LedgerApi } from "./Ledger/Api.ts"
@@ -26,6 +37,13 @@ export class DeskApi extends HttpApi.make("desk")
   .addError(UnsupportedMediaType)
   .addError(RateLimited)
   .addError(InternalError)
+  // A query parameter whose %-escapes are not UTF-8, refused by the edge on any request that reads no body.
+  .addError(InvalidQuery)
+  // Node's own refusals, before any route is read: every operation can answer them.
+  .addError(BadRequest)
+  .addError(RequestTimeout)
+  .addError(ExpectationFailed)
+  .addError(HeadersTooLarge)
   .annotate(OpenApi.Title, "Handoff Desk")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

@@ -14,8 +14,10 @@ export const QueryEcho = Schema.Struct({
   since: Schema.NullOr(Schema.String),
   vendor: Schema.String,
   vendorNote: Schema.String,
-  page: Schema.Int,
-  limit: Schema.Int
+  page: Schema.NullOr(Schema.Int).annotations({ description: "The page asked for; null when unset (see page)" }),
+  limit: Schema.NullOr(Schema.Int).annotations({ description: "The limit asked for; null when unset (see limit)" })
+}).annotations({
+  description: "The parameters as read: unset text values are empty strings, other unset values null"
 })
 
 /** How `q` matched (src/Catalog/Search.ts): null without one. */

@@ -53,7 +53,7 @@ export class DiscoveryApi extends HttpApiGroup.make("discovery")
   )
   .add(
     HttpApiEndpoint.get("getToolsJson", "/tools.json")
-      .addSuccess(JsonDocument("ToolsDocument", "name, mcp (transport, endpoint, url), identity, tools"))
+      .addSuccess(JsonDocument("ToolsDocument", "name, mcp (transport, endpoint, url), identity, standingOrder, tools"))
       .annotate(OpenApi.Summary, "The MCP tools as tools/list returns them, and where to call them")
   )
   .add(

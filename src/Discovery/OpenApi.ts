@@ -6,6 +6,8 @@ import { addBesideRoutes } from "./BesideApiOperations.ts"
 import { type Json, membersOf, refName, schemaRef, type Spec } from "./OpenApiJson.ts"
 
 const BODY_ERRORS = new Set(["InvalidJson", "PayloadTooLarge", "UnsupportedMediaType"])
+/** A query refused by the edge (src/Http/QueryEncoding.ts): only a request that reads no body has its query read. */
+const QUERY_ERRORS = new Set(["InvalidQuery"])
 const RATE_ERRORS = new Set(["RateLimited"])
 const DATABASE_ERRORS = new Set(["Unavailable"])
 /** The platform's own decode error: src/Http/Failures.ts answers every decode failure with a 422 envelope instead. */
@@ -113,6 +115,7 @@ const pruneResponses = (spec: Spec, method: string, path: string, operation: Jso
   const dropped = (name: string) =>
     NEVER_SENT.has(name) ||
     (BODY_ERRORS.has(name) && !readsBody(method)) ||
+    (QUERY_ERRORS.has(name) && readsBody(method)) ||
     (name === "InvalidJson" && speaksJsonRpc(method, path)) ||
     (RATE_ERRORS.has(name) && !isRateLimited(method, path)) ||
     (DATABASE_ERRORS.has(name) && !readsDatabase(path))

@@ -36,7 +36,10 @@ const isoDate = (text: string): Date | undefined => {
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined
   // JavaScript reads a date-time without an offset as local time; the desk reads it as UTC wherever it runs.
   const date = new Date(parts[4] !== undefined && parts[5] === undefined ? `${text}Z` : text)
-  return Number.isNaN(date.getTime()) ? undefined : date
+  if (Number.isNaN(date.getTime())) return undefined
+  // An offset can carry the time itself past the years (0001-01-01T00:00+01:00 is in year 0 in UTC).
+  const utcYear = date.getUTCFullYear()
+  return utcYear < 1 || utcYear > 9999 ? undefined : date
 }
 
 /** Whether `text` is an ISO 8601 time as `IsoTime` reads one. */
@@ -57,7 +60,15 @@ export const IsoTime = Schema.transformOrFail(Schema.String, Schema.DateFromSelf
       )
   },
   encode: (date) => ParseResult.succeed(date.toISOString())
-}).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+}).annotations({
+  // Not `format: date-time`, which a client checking it reads as refusing a date alone, which the desk takes.
+  jsonSchema: {
+    type: "string",
+    pattern: ISO_TIME.source,
+    description: "An ISO 8601 date (2026-01-31, midnight UTC) or date-time (2026-01-31T09:30:00Z; without an " +
+      "offset read as UTC)"
+  }
+})
 
 const usd = <I>(number: NumberInput<I>, description: string) =>
   number(UsdAmount).annotations({
@@ -78,7 +89,14 @@ const discoverFields = <I>(number: NumberInput<I>) => ({
   maxPrice: Schema.optional(usd(number, "Highest priceUsd")),
   minSavings: Schema.optional(usd(number, "Lowest savingsUsd")),
   minReconstruct: Schema.optional(usd(number, "Lowest reconstructUsd")),
-  since: Schema.optional(IsoTime.annotations({ description: "Only handoffs filed at or after this ISO 8601 time" })),
+  since: Schema.optional(IsoTime.annotations({
+    jsonSchema: {
+      type: "string",
+      pattern: ISO_TIME.source,
+      description: "Only handoffs filed at or after this time: an ISO 8601 date (2026-01-31, midnight UTC) or " +
+        "date-time (2026-01-31T09:30:00Z; without an offset read as UTC)"
+    }
+  })),
   vendor: Schema.optional(Text(200, "provenance.vendor, case-insensitive exact match")),
   ...pagingFields(number),
   include: Schema.optional(

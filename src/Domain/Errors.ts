@@ -65,6 +65,38 @@ export class InvalidJson extends Schema.Class<InvalidJson>("InvalidJson")(
   readonly _tag = "InvalidJson"
 }
 
+/**
+ * What Node refuses before the desk reads a request (src/Http/NodeServer.ts): a request that is no HTTP/1.1, its
+ * headers too large or too slow, an Expect it cannot meet. Any route can answer them.
+ */
+export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(
+  envelope("bad_request"),
+  status(400, "The request is not well-formed HTTP/1.1 (an HTTP/1.1 request without Host, say)")
+) {
+  readonly _tag = "BadRequest"
+}
+
+export class RequestTimeout extends Schema.Class<RequestTimeout>("RequestTimeout")(
+  envelope("request_timeout"),
+  status(408, "The request was not received in time (its headers within 10 seconds); send it again in one go")
+) {
+  readonly _tag = "RequestTimeout"
+}
+
+export class ExpectationFailed extends Schema.Class<ExpectationFailed>("ExpectationFailed")(
+  envelope("expectation_failed"),
+  status(417, "The request carries an Expect header other than 100-continue")
+) {
+  readonly _tag = "ExpectationFailed"
+}
+
+export class HeadersTooLarge extends Schema.Class<HeadersTooLarge>("HeadersTooLarge")(
+  envelope("headers_too_large"),
+  status(431, "The request headers are over Node's limit (16 KiB)")
+) {
+  readonly _tag = "HeadersTooLarge"
+}
+
 export class MethodNotAllowed extends Schema.Class<MethodNotAllowed>("MethodNotAllowed")(
   envelope("method_not_allowed"),
   status(405, "This path does not answer this HTTP method; the Allow header lists the ones it does")

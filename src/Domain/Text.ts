@@ -54,9 +54,19 @@ export const StorableString = Schema.String.annotations({ message: rule("must be
   Schema.filter(isStorable, { message: rule("must not contain NUL (\\u0000) or unpaired surrogate characters") })
 )
 
-/** A string of 1..max Unicode code points that is not only whitespace. */
+/**
+ * Control characters but tab and line breaks (C0, DEL, C1): nothing a reader sees or a label needs, and each one
+ * travels as six characters of JSON (`\u0001`) wherever the text is carried in a header (x402's PAYMENT-REQUIRED
+ * repeats title and teaser), where a title of them passed what a client takes.
+ */
+const CONTROLS = /[\u0001-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u
+
+/** A string of 1..max Unicode code points that is not only whitespace, with no control character but whitespace. */
 export const Text = (max: number, description?: string) =>
   StorableString.pipe(
+    Schema.filter((s) => !CONTROLS.test(s), {
+      message: rule("must not contain control characters (U+0001-U+001F but tab and line breaks, U+007F-U+009F)")
+    }),
     Schema.filter((s) => visibleLength(s) > 0, {
       message: rule("must not be empty, or only whitespace and invisible characters")
     }),

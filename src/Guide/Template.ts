@@ -20,7 +20,8 @@ export const filingSchema = ((): Json => {
       "hold the two headings (Markdown headings outside code blocks and comments) and none of the doesNotContain " +
       "phrases, filerDid must equal X-AGENT-ID, amounts have at most 6 decimals, a mixed-case payoutAddress must " +
       "carry its EIP-55 checksum (and be no zero address, token or desk address), texts must hold a visible " +
-      "character (invisible ones such as U+200B do not count) and no NUL or unpaired surrogate, and the example's " +
+      "character (invisible ones such as U+200B do not count) and no NUL or unpaired surrogate (the texts but the " +
+      "body no other control character than tab and line breaks either), and the example's " +
       "placeholder values must be replaced.",
     $defs: rest
   }

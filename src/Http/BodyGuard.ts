@@ -11,6 +11,7 @@ import {
   PayloadTooLarge,
   UnsupportedMediaType
 } from "../Domain/Errors.ts"
+import { LONG_LIST, shapeProblem } from "../Domain/JsonShape.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
 import { firstLossyNumber } from "./LossyNumbers.ts"
 import { errorResponse } from "./Respond.ts"
@@ -22,14 +23,6 @@ const tooLarge = errorResponse(PayloadTooLarge, overLimit)
 // Answered before the rest of the body is read: the connection cannot carry another request after it.
 const tooLargeClosing = errorResponse(PayloadTooLarge, overLimit, { connection: "close" })
 
-/**
- * Far above any request the desk accepts (its longest list, a filing's provenance.tools, holds 50), far below
- * what makes decoding and its error report costly: every item of a list is decoded, and each wrong one formatted,
- * before the list's length is judged. A filing with four lists of 1,000 wrong items took 68 ms to refuse (4,004
- * issues formatted twice by the platform, then cut to 20), against 4 ms for one wrong field; at 100 items, 8 ms.
- */
-export const JSON_LIMITS = { depth: 32, members: 200, items: 100 } as const
-
 const unsupportedMedia = errorResponse(
   UnsupportedMediaType,
   new UnsupportedMediaType({
@@ -37,7 +30,10 @@ const unsupportedMedia = errorResponse(
   })
 )
 
-const invalidJson = (message: string) => errorResponse(InvalidJson, new InvalidJson({ message }))
+const invalidJson: JsonRefusal = {
+  refuse: (message) => errorResponse(InvalidJson, new InvalidJson({ message })),
+  judgesLongLists: false
+}
 
 const UNREADABLE = "The request body could not be read to its end."
 
@@ -46,44 +42,17 @@ const isOverLimit = (error: HttpServerError.RequestError) =>
   error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
 
 /**
- * How a body that is no JSON (unreadable, not UTF-8, unparsable, too big in shape) is refused: 400 `invalid_json`,
- * unless its route speaks a protocol of its own (JSON-RPC's Parse error at /mcp: src/Http/Server.ts).
+ * How a route refuses a body that is no JSON (unreadable, not UTF-8, unparsable, too big in shape): 400
+ * `invalid_json`, unless it speaks a protocol of its own (JSON-RPC's Parse error at /mcp: src/Http/Server.ts).
+ * A protocol may judge a list over JSON_LIMITS.items itself (`judgesLongLists`): MCP refuses a batch as a batch and
+ * a tool's long list as the tool's own error, as REST refuses it with its route's 422.
  */
-export type JsonRefusal = (message: string) => HttpServerResponse.HttpServerResponse
+export interface JsonRefusal {
+  readonly refuse: (message: string) => HttpServerResponse.HttpServerResponse
+  readonly judgesLongLists: boolean
+}
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
-
-/** Why a parsed JSON value is too big in shape; `path` names the array when an array is too long. */
-export interface ShapeProblem {
-  readonly problem: string
-  readonly path?: string
-}
-
-/**
- * Why a parsed JSON value is too big in shape, if it is; walked without recursion, since the value may
- * nest 500,000 levels deep. Decoding (and formatting the issues of) 100,000 wrong items takes seconds.
- */
-export const shapeProblem = (value: unknown): ShapeProblem | undefined => {
-  const stack: Array<[unknown, number, string]> = [[value, 1, ""]]
-  while (stack.length > 0) {
-    const [next, depth, path] = stack.pop()!
-    if (typeof next !== "object" || next === null) continue
-    if (depth > JSON_LIMITS.depth) return { problem: `nests arrays or objects deeper than ${JSON_LIMITS.depth} levels` }
-    const entries = Array.isArray(next) ? next.entries() : Object.entries(next)
-    if (Array.isArray(next) && next.length > JSON_LIMITS.items) {
-      return { problem: `has an array of more than ${JSON_LIMITS.items} items`, path }
-    }
-    if (!Array.isArray(next) && Object.keys(next).length > JSON_LIMITS.members) {
-      return { problem: `has an object of more than ${JSON_LIMITS.members} members` }
-    }
-    for (const [key, child] of entries) {
-      if (typeof child === "object" && child !== null) {
-        stack.push([child, depth + 1, path === "" ? String(key) : `${path}.${key}`])
-      }
-    }
-  }
-  return undefined
-}
 
 /**
  * A list too long to decode, as the route's own 422 (it is over the field's documented maximum): a filing's
@@ -155,7 +124,7 @@ export const guardBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   identityFirst = false,
-  refuseJson: JsonRefusal = invalidJson
+  { judgesLongLists, refuse: refuseJson }: JsonRefusal = invalidJson
 ) =>
   Effect.gen(function*() {
     // A copy of Node's headers each time it is read: read once.
@@ -203,14 +172,10 @@ export const guardBody = <E, R>(
     const path = request.url.split("?")[0]!
     const shape = shapeProblem(parsed)
     if (shape !== undefined) {
+      if (shape.path !== undefined && judgesLongLists) return yield* next
       const routed = shape.path === undefined || shape.path === ""
         ? undefined
-        : fieldRefused(
-          request.method,
-          path,
-          shape.path,
-          `has more than ${JSON_LIMITS.items} items, far over its maximum`
-        )
+        : fieldRefused(request.method, path, shape.path, LONG_LIST)
       return routed ?? refuseJson(`The request body ${shape.problem}.`)
     }
     // A number the parse changed (0.2500000000000000001 read as 0.25) would pass rules it breaks: refused as sent.

@@ -4,7 +4,15 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { Duplex } from "node:stream"
 import { DeskConfig } from "../Config.ts"
 import { REQUEST_ID_HEADER, requestIdOf } from "../Desk/RequestId.ts"
-import { RateLimited } from "../Domain/Errors.ts"
+import {
+  BadRequest,
+  ExpectationFailed,
+  HeadersTooLarge,
+  MethodNotAllowed,
+  RateLimited,
+  RequestTimeout,
+  Unavailable
+} from "../Domain/Errors.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
 import { concurrencyConfig, LINE } from "./ClientConcurrency.ts"
@@ -31,6 +39,12 @@ export const timeoutsConfig: Config.Config<Timeouts> = Config.all({
 /** Node's time for a request's headers: the request timeout, at most 10 seconds. */
 const headersSeconds = (timeouts: Timeouts) => Math.min(timeouts.requestSeconds, 10)
 
+/** The desk's error envelope of `schema`, as the API encodes it. */
+const envelopeOf = <A extends { readonly message: string }, I>(
+  schema: Schema.Schema<A, I> & (new(props: { readonly message: string }) => A),
+  message: string
+) => Schema.encodeSync(schema)(new schema({ message }))
+
 /**
  * Answers for requests Node refuses before the desk sees them, in the desk's JSON error envelope: Node's parser
  * errors (its codes), an HTTP/1.1 request without `Host`, an `Expect` other than `100-continue`, and `CONNECT`.
@@ -40,60 +54,50 @@ const refusal = (code: string | undefined, timeouts: Timeouts) => {
     case "ASTERISK_FORM":
       return {
         status: "400 Bad Request",
-        body: {
-          ok: false,
-          error: "bad_request",
-          message: "Only OPTIONS takes the request target *; ask for a path, such as /api/status."
-        }
+        body: envelopeOf(BadRequest, "Only OPTIONS takes the request target *; ask for a path, such as /api/status.")
       }
     case "MISSING_HOST":
       return {
         status: "400 Bad Request",
-        body: { ok: false, error: "bad_request", message: "An HTTP/1.1 request must carry a Host header." }
+        body: envelopeOf(BadRequest, "An HTTP/1.1 request must carry a Host header.")
       }
     case "EXPECTATION":
       return {
         status: "417 Expectation Failed",
-        body: {
-          ok: false,
-          error: "expectation_failed",
-          message: "The desk meets no Expect but 100-continue; send the request without it."
-        }
+        body: envelopeOf(ExpectationFailed, "The desk meets no Expect but 100-continue; send the request without it.")
       }
     case "CONNECT":
       return {
         status: "405 Method Not Allowed",
-        body: { ok: false, error: "method_not_allowed", message: "The desk is no proxy: CONNECT is not answered." }
+        body: envelopeOf(MethodNotAllowed, "The desk is no proxy: CONNECT is not answered.")
       }
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return {
         status: "408 Request Timeout",
-        body: {
-          ok: false,
-          error: "request_timeout",
-          message: `The request was not received in time (its headers within ${
+        body: envelopeOf(
+          RequestTimeout,
+          `The request was not received in time (its headers within ${
             headersSeconds(timeouts)
           } seconds, all of it within ${timeouts.requestSeconds}); send it again in one go.`
-        }
+        )
       }
     case "NOT_SERVING":
       return {
         status: "503 Service Unavailable",
-        body: {
-          ok: false,
-          error: "unavailable",
-          message: "The desk is stopping (or could not start) before serving this request; retry in a few seconds."
-        }
+        body: envelopeOf(
+          Unavailable,
+          "The desk is stopping (or could not start) before serving this request; retry in a few seconds."
+        )
       }
     case "HPE_HEADER_OVERFLOW":
       return {
         status: "431 Request Header Fields Too Large",
-        body: { ok: false, error: "headers_too_large", message: "The request headers are too large." }
+        body: envelopeOf(HeadersTooLarge, "The request headers are too large.")
       }
     default:
       return {
         status: "400 Bad Request",
-        body: { ok: false, error: "bad_request", message: "The request is not well-formed HTTP/1.1." }
+        body: envelopeOf(BadRequest, "The request is not well-formed HTTP/1.1.")
       }
   }
 }

@@ -25,6 +25,7 @@ import { SandboxHttp } from "../Sandbox/Http.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
 import { allowedMethods, routeTest } from "./AllowedMethods.ts"
+import type { JsonRefusal } from "./BodyGuard.ts"
 import { edgeFor } from "./Edge.ts"
 import { failuresLive } from "./Failures.ts"
 import { ServerStop } from "./InFlight.ts"
@@ -76,10 +77,17 @@ const routes = routeList(DeskApi)
 /** The routes that act as an identity (RequireAgent): the edge judges their X-AGENT-ID before their body. */
 const actsAsAgent = routeTest(routes.filter(({ agentHeader }) => agentHeader === "required"))
 
+/**
+ * How /mcp refuses a body the body guard cannot read as JSON: JSON-RPC's Parse error, as the SDK answers one. A
+ * list over the guard's limit is left to the message's own judges: a batch is refused as one (src/Mcp/Transport.ts),
+ * a tool's list as the tool's error (src/Mcp/ToolCalls.ts), as REST answers it with its route's 422.
+ */
+const JSON_RPC_REFUSAL: JsonRefusal = { refuse: parseError, judgesLongLists: true }
+
 const Served = Layer.unwrapEffect(
   Effect.map(
     // A JSON-RPC client hears of a body that is no JSON as JSON-RPC's Parse error, as from the SDK itself.
-    edgeFor(actsAsAgent, (method, path) => speaksJsonRpc(method, path) ? parseError : undefined),
+    edgeFor(actsAsAgent, (method, path) => speaksJsonRpc(method, path) ? JSON_RPC_REFUSAL : undefined),
     (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone)
   )
 ).pipe(

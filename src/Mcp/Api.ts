@@ -27,6 +27,13 @@ export const JsonRpcNotAcceptable = JsonRpcErrorFields.annotations({
   ...HttpApiSchema.annotations({ status: 406 })
 })
 
+/** A request from a browser page of another site (DNS rebinding protection, src/Mcp/Transport.ts). */
+export const JsonRpcForbidden = JsonRpcErrorFields.annotations({
+  identifier: "JsonRpcForbidden",
+  description: "A JSON-RPC 2.0 error response: the Origin header names neither the desk's public URL nor this machine",
+  ...HttpApiSchema.annotations({ status: 403 })
+})
+
 export const McpHeaders = Schema.Struct({
   "x-agent-id": Schema.optional(
     Schema.String.annotations({ description: "Your identity, used when a tool call has no agentId argument." })
@@ -45,12 +52,15 @@ export class McpApi extends HttpApiGroup.make("mcp")
       .addSuccess(JsonObject("JsonRpcResponse", "A JSON-RPC response; tool failures are results with isError true"))
       .addSuccess(HttpApiSchema.Empty(202).annotations({ description: "A notification or response was accepted" }))
       .addError(JsonRpcError)
+      .addError(JsonRpcForbidden)
       .addError(JsonRpcNotAcceptable)
       .annotate(OpenApi.Summary, "Model Context Protocol: JSON-RPC over stateless Streamable HTTP, answered as JSON")
       .annotate(
         OpenApi.Description,
         "400: not a valid JSON-RPC message, or a batch (an array of messages): MCP has no batching, send one per " +
-          "POST. 406: Accept must list both application/json and text/event-stream."
+          "POST. 403: an Origin header (a browser page) that is neither the desk's public URL nor this machine " +
+          "(localhost, 127.0.0.1, [::1]), refused against DNS rebinding. 406: Accept must list both " +
+          "application/json and text/event-stream."
       )
   )
   .annotate(OpenApi.Title, "MCP")

@@ -1,5 +1,6 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import type { ReceiptSigner } from "../Desk/Responses.ts"
+import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { MCP_PATH } from "./Api.ts"
 import { MCP_DESCRIPTION, MCP_INSTRUCTIONS, MCP_SERVER } from "./ServerInfo.ts"
 import { PUBLISHED_TOOLS } from "./Tools.ts"
@@ -36,10 +37,12 @@ export const serverCard = (publicUrl: string, receiptSigner: typeof ReceiptSigne
   receiptSigner
 })
 
-/** GET /tools.json: the MCP tools as `tools/list` returns them, and where to call them. */
+/** GET /tools.json: the MCP tools as `tools/list` returns them, where to call them, and the standing order. */
 export const toolsDocument = (publicUrl: string) => ({
   name: MCP_SERVER.title,
   mcp: { transport: "streamable-http", endpoint: MCP_PATH, url: `${publicUrl}${MCP_PATH}` },
   identity: "did:desk: + 32 lowercase hex, as the agentId argument or the X-AGENT-ID header of the MCP request",
+  // The spec's standing order, as every discovery document carries it.
+  standingOrder: STANDING_ORDER,
   tools: PUBLISHED_TOOLS
 })

@@ -1,5 +1,6 @@
 import { Cause, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Catalog } from "../Catalog.ts"
+import { discoverAnswer } from "../Catalog/DiscoverAnswer.ts"
 import { DeskConfig } from "../Config.ts"
 import { internalFailure } from "../Desk/InternalFailure.ts"
 import { unavailableFor } from "../Desk/Outage.ts"
@@ -28,6 +29,7 @@ import {
 import { withIdentityIssues } from "../Domain/FilingRules.ts"
 import { DeskId } from "../Domain/Ids.ts"
 import { issuesOf, summarize } from "../Domain/Issues.ts"
+import { LONG_LIST, shapeProblem } from "../Domain/JsonShape.ts"
 import { toReceiptQuery } from "../Domain/ReceiptQuery.ts"
 import { EXAMPLE_PACKET } from "../Guide/Example.ts"
 import { requireAgentId } from "../Identity/AgentId.ts"
@@ -107,7 +109,14 @@ const invalidInput = (
     : filing
   // The first 20, as over REST: a request of a few kilobytes can hold thousands of wrong items.
   const { issues, text } = summarize(all)
-  const message = `Invalid arguments for ${tool.name}: ${text}`
+  return toolInvalid(tool, `Invalid arguments for ${tool.name}: ${text}`, issues)
+}
+
+const toolInvalid = (
+  tool: Pick<ToolDefinition<string, never, never>, "invalid">,
+  message: string,
+  issues: ReadonlyArray<{ readonly path: string; readonly message: string }>
+) => {
   switch (tool.invalid) {
     case "query":
       return new InvalidQuery({ message, issues })
@@ -134,11 +143,20 @@ const runner = <A, I>(
   tool: ToolDefinition<string, A, I>,
   handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>
 ): Runner =>
-(args, agentHeader, rail) =>
-  Schema.decodeUnknown(tool.input)(args ?? {}).pipe(
+(args, agentHeader, rail) => {
+  // A list over the body guard's limit, refused before its items are decoded, as REST refuses it (its route's 422).
+  const long = shapeProblem(args)
+  if (long?.path !== undefined) {
+    const problem = `${long.path} ${LONG_LIST}`
+    return Effect.fail(toolInvalid(tool, `Invalid arguments for ${tool.name}: ${problem}.`, [
+      { path: long.path, message: LONG_LIST }
+    ]))
+  }
+  return Schema.decodeUnknown(tool.input)(args ?? {}).pipe(
     Effect.mapError((error) => invalidInput(tool, error, args, agentHeader, rail)),
     Effect.flatMap((input) => handle(input, agentHeader))
   )
+}
 
 const identify = (agentId: string | undefined, agentHeader: string | undefined) =>
   requireAgentId(agentId ?? agentHeader).pipe(
@@ -219,11 +237,14 @@ const make = Effect.gen(function*() {
   const runners: Record<ToolName, Runner> = {
     search_handoffs: runner(
       SearchHandoffs,
-      (input) =>
-        Effect.map(
-          catalog.discover(toCatalogQuery(input)),
-          (page) => ({ ok: true, ...page, nextActions: NEXT_ACTIONS })
+      (input) => {
+        // REST's answer, member for member (`next` its path of the following page), with this door's next steps.
+        const query = toCatalogQuery(input)
+        return Effect.map(
+          catalog.discover(query),
+          (listing) => discoverAnswer(config.publicUrl, input, query, listing, NEXT_ACTIONS)
         )
+      }
     ),
     preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
     file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),

@@ -55,7 +55,8 @@ export const parseError = (message: string) => jsonRpcError(null, ErrorCode.Pars
 const emptyBody = parseError("send one JSON-RPC message as JSON.")
 
 /**
- * The MCP revisions since 2025-06-18 have no JSON-RPC batching, and a batch would let one HTTP request (one
+ * The MCP revisions since 2025-06-18 have no JSON-RPC batching (at any length: the body guard leaves a list over its
+ * limit to /mcp, src/Http/Server.ts), and a batch would let one HTTP request (one
  * unit of the rate limit) do the work of a hundred: refused whole, before any message in it runs.
  */
 const batchRefused = jsonRpcError(
@@ -122,6 +123,35 @@ const parseBody = (body: string): Option.Option<unknown> => {
   }
 }
 
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"])
+
+/**
+ * Whether a request sent from `origin` may reach the MCP server, as the Streamable HTTP transport requires against
+ * DNS rebinding: none sent (no browser), the desk's own public origin, or a page served from this machine. A page
+ * whose name was rebound to the desk's address still sends its own name as Origin, and is refused.
+ */
+export const originAllowed = (origin: string | undefined, publicUrl: string): boolean => {
+  if (origin === undefined) return true
+  try {
+    const url = new URL(origin)
+    return url.origin === new URL(publicUrl).origin || LOOPBACK.has(url.hostname)
+  } catch {
+    return false
+  }
+}
+
+// -32000, as the SDK's own transport answers a foreign Origin when it checks one.
+const foreignOrigin = (origin: string) =>
+  jsonRpcError(
+    null,
+    ErrorCode.ConnectionClosed,
+    `Forbidden: Origin ${
+      JSON.stringify(origin.slice(0, 200))
+    } is neither this desk's public URL nor this machine (DNS rebinding protection); call the desk from its own ` +
+      "origin, or from no browser.",
+    403
+  )
+
 /**
  * Stateless Streamable HTTP: a fresh server and transport per POST, answered with JSON (no SSE stream),
  * so every response is complete when it leaves and no session outlives its request.
@@ -129,6 +159,8 @@ const parseBody = (body: string): Option.Option<unknown> => {
 export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const origin = request.headers["origin"]
+    if (!originAllowed(origin, publicUrl)) return foreignOrigin(origin!)
     // The body guard has read and cached the text already; the node stream cannot be read twice. It parses the
     // text to check it but hands on only the text: parsed here, and the SDK is given the value, not the text again.
     const message = parseBody(yield* Effect.orDie(request.text))
@@ -137,7 +169,10 @@ export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
     if (Option.isSome(refused)) return refused.value
     const runtime = yield* Effect.runtime<never>()
     // The route's own path, not the client's spelling: the router also takes `//mcp;[`, which URL cannot parse.
-    const webRequest = new Request(new URL("/mcp", publicUrl), { method: "POST", headers: request.headers })
+    // A body without a Content-Type is JSON, as on every REST route (the body guard refuses any other type first).
+    const headers = new Headers(request.headers)
+    if (!headers.has("content-type")) headers.set("content-type", "application/json")
+    const webRequest = new Request(new URL("/mcp", publicUrl), { method: "POST", headers })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(async () => {
         const server = makeServer(calls, runtime)

@@ -107,7 +107,15 @@ for (const backend of backends) {
             maxPrice: null,
             since: null,
             vendor: "",
-            vendorNote: ""
+            vendorNote: "",
+            // As the spec says of the echo: unset text values are empty strings, other unset values null.
+            page: null,
+            limit: null
+          })
+          expect(json).toMatchObject({ page: 1, limit: 20 })
+          expect((yield* get("/api/discover?q=kubernetes&page=1&limit=5")).json.query).toMatchObject({
+            page: 1,
+            limit: 5
           })
           // Two title hits outrank a tag-only hit.
           expect(ids(json).indexOf(filed[2]!)).toBe(2)
@@ -334,6 +342,10 @@ for (const backend of backends) {
               ["minSavings=Infinity", "minSavings"],
               ["minReconstruct=-5", "minReconstruct"],
               ["since=yesterday", "since"],
+              // An offset that carries the time out of the years 0001-9999 (a 500 on the embedded store before).
+              ["since=0001-01-01T00:00:00%2B01:00", "since"],
+              ["since=9999-12-31T23:59:59-01:00", "since"],
+              ["q=a%01b", "q"],
               ["include=everything", "include"],
               ["q=" + "x".repeat(201), "q"]
             ]

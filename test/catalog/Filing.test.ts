@@ -29,6 +29,11 @@ const invalid: ReadonlyArray<[string, Record<string, unknown>, string]> = [
   ["body padded with blank Braille patterns", { body: padded + "\u2800".repeat(400) }, "body"],
   ["body padded with combining marks", { body: padded + "e" + "\u0301\u034f".repeat(200) }, "body"],
   ["title of a Hangul filler", { title: "\u3164" }, "title"],
+  // Control characters but tab and line breaks: six characters of JSON each in x402's header, where 200 of them
+  // took a body's 402 past what Node's fetch reads.
+  ["title with a control character", { title: "Queue stalls\u0001 after the move" }, "title"],
+  ["teaser with DEL", { teaser: "The queue stalled\u007f after the move." }, "teaser"],
+  ["tag with a C1 control", { tags: ["ruby\u0085x"] }, "tags.0"],
   ["tag of a Hangul filler", { tags: ["ruby", "\u3164"] }, "tags.1"],
   ["tag of a blank Braille pattern", { tags: ["\u2800"] }, "tags.0"],
   ["no Failed approaches section", { body: BODY.replace("## Failed approaches", "## Attempts") }, "body"],
@@ -188,7 +193,8 @@ for (const backend of backends) {
         Effect.gen(function*() {
           // PGlite's text decoder dropped a leading U+FEFF as a byte order mark: the body read was one character
           // short and no longer hashed to the preview's hash (adapters/storage/PgliteWorker.ts).
-          const body = `\ufeff${BODY}\ufeff`
+          // Its own words at the end: a copy of another test's body would be refused (invisible characters aside).
+          const body = `\ufeff${BODY}\nRead back by ${newAgentId()}.\ufeff`
           const filed = yield* call((desk) => desk.request("/api/handoffs", { json: filing(agent, { body }), agent }))
           expect(filed.status).toBe(201)
           const preview = yield* Effect.promise(() => readJson(filed))

@@ -2,8 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
+import { STANDING_ORDER } from "../../src/Guide/StandingOrder.ts"
 import { TOOLS } from "../../src/Mcp/Tools.ts"
-import { deskOn, readJson, TestDesk } from "../support/Desk.ts"
+import { deskOn, PUBLIC_URL, readJson, TestDesk } from "../support/Desk.ts"
 import { BODY, filing, newAgentId } from "../support/Fixtures.ts"
 import { connectMcp } from "../support/McpClient.ts"
 import { backends } from "../support/Storage.ts"
@@ -56,6 +57,11 @@ for (const backend of backends) {
           const document = yield* get("/tools.json")
           expect(document.status).toBe(200)
           expect(document.json.mcp.url).toBe("http://desk.test/mcp")
+          // The spec's standing order, as every discovery document carries it (do not pay twice, demo, seed...).
+          expect(document.json.standingOrder).toEqual(STANDING_ORDER)
+          for (const words of ["include: \"demo\"", "origin seed", "Do not pay twice"]) {
+            expect(client.getInstructions()).toContain(words)
+          }
           expect(
             document.json.tools.map(({ description, inputSchema, name }: typeof listed[number]) => ({
               name,
@@ -101,8 +107,15 @@ for (const backend of backends) {
           expect(id).toMatch(/^DESK-\d+$/)
 
           const found = yield* call(anonymous, "search_handoffs", { q: "quokka stampede", limit: 5 })
-          expect(found.value).toMatchObject({ ok: true, page: 1, limit: 5 })
+          expect(found.value).toMatchObject({ page: 1, limit: 5 })
           expect(found.value.items.map((_: { id: string }) => _.id)).toContain(id)
+          // REST's answer member for member (the spec's name, site, query echo, next...), but for its next steps.
+          const rest = yield* get("/api/discover?q=quokka+stampede&limit=5")
+          const { nextActions: restActions, ...restAnswer } = rest.json
+          const { nextActions: mcpActions, ...mcpAnswer } = found.value
+          expect(mcpAnswer).toEqual(restAnswer)
+          expect(Object.keys(mcpActions)).toEqual(Object.keys(restActions))
+          expect(mcpActions.buy).toContain("unlock_handoff")
 
           const preview = yield* call(anonymous, "preview_handoff", { id })
           expect(preview.value).toMatchObject({ id, priceUsd: 0.5, purchases: 0 })
@@ -243,7 +256,8 @@ for (const backend of backends) {
             expect(deep.value.message).toContain("narrow the query")
           }
           expect((yield* call(client, "search_handoffs", { page: 100, limit: 100 })).value).toMatchObject({
-            ok: true,
+            page: 100,
+            next: null,
             items: []
           })
           expect((yield* call(client, "search_handoffs", { q: "x", sneaky: 1 })).value.issues).toEqual([
@@ -414,6 +428,75 @@ for (const backend of backends) {
             expect(refused.json.error.message).toContain("batches are not supported")
           }
           expect((yield* get(`/api/discover?q=${encodeURIComponent(`"${title}"`)}`)).json.total).toBe(0)
+
+          // A batch over the body guard's 100 items is still a batch, refused as one (not a Parse error).
+          const longBatch = Array.from({ length: 150 }, (_, id) => ({ jsonrpc: "2.0", id, method: "ping" }))
+          const refusedLong = yield* raw("/mcp", {
+            method: "POST",
+            headers: MCP_HEADERS,
+            body: JSON.stringify(longBatch)
+          })
+          expect(refusedLong.status).toBe(400)
+          expect(refusedLong.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+
+          // A tool's list over 100 items is the tool's own error, with REST's code and path, and nothing is filed.
+          const longList = yield* raw("/mcp", {
+            method: "POST",
+            headers: MCP_HEADERS,
+            body: JSON.stringify({
+              ...fileCall(5),
+              params: {
+                name: "file_handoff",
+                arguments: {
+                  ...filing(filer, { title: `${title} long` }),
+                  tags: Array.from({ length: 150 }, (_, i) => `t${i}`),
+                  agentId: filer
+                }
+              }
+            })
+          })
+          expect(longList.status).toBe(200)
+          expect(longList.json.result.isError).toBe(true)
+          expect(JSON.parse(longList.json.result.content[0].text)).toMatchObject({
+            ok: false,
+            error: "invalid_handoff",
+            issues: [{ path: "tags", message: "has more than 100 items, far over its maximum" }]
+          })
+          expect((yield* get(`/api/discover?q=${encodeURIComponent(`"${title}"`)}`)).json.total).toBe(0)
+
+          // A body without a Content-Type is JSON, as on REST routes.
+          const untyped = yield* raw("/mcp", {
+            method: "POST",
+            headers: { accept: MCP_HEADERS.accept },
+            // Bytes: fetch gives a string body a Content-Type of its own (text/plain).
+            body: Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "ping" }))
+          })
+          expect(untyped.status).toBe(200)
+          expect(untyped.json).toEqual({ jsonrpc: "2.0", id: 6, result: {} })
+
+          // DNS rebinding: a page of another site (its name rebound to the desk) is refused; this machine's are not.
+          for (
+            const [origin, status] of [
+              ["http://evil.example", 403],
+              ["null", 403],
+              ["http://desk.test.evil.example", 403],
+              [PUBLIC_URL, 200],
+              ["http://localhost:6274", 200],
+              ["http://127.0.0.1:3000", 200],
+              ["http://[::1]:8080", 200]
+            ] as const
+          ) {
+            const answer = yield* raw("/mcp", {
+              method: "POST",
+              headers: { ...MCP_HEADERS, origin },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" })
+            })
+            expect(answer.status, origin).toBe(status)
+            if (status === 403) {
+              expect(answer.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000 } })
+              expect(answer.json.error.message).toContain("DNS rebinding")
+            }
+          }
 
           const wrongAccept = yield* raw("/mcp", {
             method: "POST",
