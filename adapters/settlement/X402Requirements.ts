@@ -26,13 +26,20 @@ const CLOCK_SKEW_SECONDS = 300
 
 export const caipNetwork = (settings: X402Settings) => `eip155:${settings.chainId}`
 
+/**
+ * A filed text on one line, as x402's `description` carries it in a header: every run of whitespace and control
+ * characters one space (a control character is six characters of JSON; a handoff filed before they were refused
+ * could hold hundreds, past what a client takes in one header).
+ */
+const oneLine = (text: string) => text.replace(/[\p{Cc}\s]+/gu, " ").trim()
+
 /** The one v1 requirement for an offer; built from configuration and the database, never from the request. */
 export const requirementsV1 = (settings: X402Settings, offer: Offer): PaymentRequirementsV1 => ({
   scheme: "exact",
   network: settings.network,
   maxAmountRequired: String(offer.priceMicro),
   resource: offer.resource,
-  description: `Unlock ${offer.handoffId}: ${offer.title}. ${offer.teaser}`,
+  description: `Unlock ${offer.handoffId}: ${oneLine(offer.title)}. ${oneLine(offer.teaser)}`,
   mimeType: "application/json",
   payTo: settings.payTo,
   maxTimeoutSeconds: settings.maxTimeoutSeconds,
