@@ -14,21 +14,39 @@ export interface DeskSettings {
   readonly payoutRetryMs: number
 }
 
+/**
+ * A whole number of `unit` within [min, max], `fallback` when unset: a setting outside them (a negative interval
+ * spun the payout loop without a pause) stops the desk at startup in one line naming it.
+ */
+export const boundedInteger = (name: string, fallback: number, min: number, max: number, unit = "milliseconds") =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: `${name} must be a whole number of ${unit} between ${min} and ${max}`,
+      validation: (n) => n >= min && n <= max
+    }),
+    Config.withDefault(fallback)
+  )
+
+/** An http(s) URL with no query, fragment or credentials: the base every absolute link of the desk starts with. */
+export const isBaseUrl = (url: URL): boolean =>
+  (url.protocol === "http:" || url.protocol === "https:") && url.search === "" && url.hash === "" &&
+  url.username === "" && url.password === ""
+
 const settings = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8402)),
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  host: Config.nonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1")),
   publicUrl: Config.url("DESK_PUBLIC_URL").pipe(
     Config.validate({
-      message: "DESK_PUBLIC_URL must be an http:// or https:// URL",
-      validation: (url) => url.protocol === "http:" || url.protocol === "https:"
+      message: "DESK_PUBLIC_URL must be an http:// or https:// URL with no query, fragment or user:password",
+      validation: isBaseUrl
     }),
     Config.option
   ),
   dataDir: Config.nonEmptyString("DESK_DATA_DIR").pipe(Config.withDefault("./.desk-data")),
   databaseUrl: Config.redacted("DATABASE_URL").pipe(Config.option),
   paymentRequired: Config.boolean("DESK_PAYMENT_REQUIRED").pipe(Config.withDefault(false)),
-  outboxIntervalMs: Config.integer("DESK_OUTBOX_INTERVAL_MS").pipe(Config.withDefault(5_000)),
-  payoutRetryMs: Config.integer("DESK_PAYOUT_RETRY_MS").pipe(Config.withDefault(10_000))
+  outboxIntervalMs: boundedInteger("DESK_OUTBOX_INTERVAL_MS", 5_000, 100, 3_600_000),
+  payoutRetryMs: boundedInteger("DESK_PAYOUT_RETRY_MS", 10_000, 100, 600_000)
 }).pipe(
   Config.map(({ publicUrl, ...rest }): DeskSettings => ({
     ...rest,

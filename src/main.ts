@@ -13,6 +13,7 @@ import * as JsonLogger from "./JsonLogger.ts"
 import { readSeedFile, seedListings } from "./Seed.ts"
 import { migrated } from "./Sql.ts"
 import { startupReason } from "./Startup.ts"
+import { StoreSettingsChecked } from "./StoreSettings.ts"
 
 /** The chosen store, migrated before the desk uses it. */
 const StorageLive = migrated(StoreLive)
@@ -24,6 +25,7 @@ const DeskMainLive = DeskLive.pipe(
   // fails at once instead of after the embedded database has spent seconds opening. Requests that arrive
   // meanwhile wait for the API (NodeServer.holdUntilServed).
   Layer.provide(SettlementLive),
+  Layer.provide(StoreSettingsChecked),
   Layer.provide(NodeServer.layerConfig.pipe(Layer.provide(TrustedProxies.layerConfig))),
   Layer.provide(DeskConfig.layer),
   Layer.provide(JsonLogger.layer),

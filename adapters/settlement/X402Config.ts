@@ -3,6 +3,7 @@ import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1"
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import { getAddress, type Hex, isAddress } from "viem"
 import { privateKeyToAddress } from "viem/accounts"
+import { boundedInteger, isBaseUrl } from "../../src/Config.ts"
 import { ZERO_ADDRESS } from "../../src/Domain/Agent.ts"
 
 export interface X402Settings {
@@ -185,6 +186,9 @@ export const chainOnlySetting: Config.Config<Option.Option<string>> = Config.all
   ].map((name) => Config.map(nonEmptySecret(name), (set) => Option.as(set, name)))
 ).pipe(Config.map(Option.firstSomeOf))
 
+/** Settling takes a block or two: a new payment that expires within this many seconds is refused. */
+export const NEAR_EXPIRY_SECONDS = 30
+
 const raw = Config.all({
   rpcUrl: Config.url("DESK_CHAIN_RPC_URL"),
   network: networkConfig,
@@ -196,10 +200,18 @@ const raw = Config.all({
   facilitatorUrl: nonEmpty("DESK_FACILITATOR_URL"),
   facilitatorHeaders: nonEmptySecret("DESK_FACILITATOR_HEADERS"),
   facilitatorToken: nonEmptySecret("DESK_FACILITATOR_TOKEN"),
-  explorerUrl: Config.string("DESK_EXPLORER_URL").pipe(Config.option),
-  rpcTimeoutMs: Config.integer("DESK_CHAIN_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
-  confirmTimeoutMs: Config.integer("DESK_CONFIRM_TIMEOUT_MS").pipe(Config.withDefault(20_000)),
-  maxTimeoutSeconds: Config.integer("DESK_PAYMENT_TIMEOUT_SECONDS").pipe(Config.withDefault(300))
+  // Empty: no explorer links (a local chain).
+  explorerUrl: Config.string("DESK_EXPLORER_URL").pipe(
+    Config.validate({
+      message: "DESK_EXPLORER_URL must be empty or an http:// or https:// URL with no query, fragment or user:password",
+      validation: (text) => text.trim() === "" || (URL.canParse(text.trim()) && isBaseUrl(new URL(text.trim())))
+    }),
+    Config.option
+  ),
+  rpcTimeoutMs: boundedInteger("DESK_CHAIN_TIMEOUT_MS", 10_000, 100, 600_000),
+  confirmTimeoutMs: boundedInteger("DESK_CONFIRM_TIMEOUT_MS", 20_000, 100, 3_600_000),
+  // A payment is refused within NEAR_EXPIRY_SECONDS of its expiry: a shorter timeout could sell nothing.
+  maxTimeoutSeconds: boundedInteger("DESK_PAYMENT_TIMEOUT_SECONDS", 300, 2 * NEAR_EXPIRY_SECONDS, 86_400, "seconds")
 })
 
 /**

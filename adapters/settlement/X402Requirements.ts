@@ -19,7 +19,7 @@ import {
 } from "../../src/Domain/X402.ts"
 import type { Offer, Refusal, VerifiedPayment } from "../../src/Settlement.ts"
 import { UNLOCK_DISCOVERY, UNLOCK_OUTPUT_SCHEMA_V1 } from "./X402Bazaar.ts"
-import type { X402Settings } from "./X402Config.ts"
+import { NEAR_EXPIRY_SECONDS, type X402Settings } from "./X402Config.ts"
 
 /** How far a buyer's clock may run ahead of the desk's: x402 clients sign validBefore = their now + maxTimeoutSeconds. */
 const CLOCK_SKEW_SECONDS = 300
@@ -231,8 +231,11 @@ const timely = (settings: X402Settings, validBefore: bigint, validAfter: bigint,
       return yield* refuse("authorization_not_yet_valid", "The authorization's validAfter is in the future.")
     }
     // Settling takes a block or two: an authorization about to expire would fail on-chain after the claim.
-    if (validBefore < BigInt(nowSeconds + 30)) {
-      return yield* refuse("authorization_expired", "The authorization expires within 30 seconds; sign a fresh one.")
+    if (validBefore < BigInt(nowSeconds + NEAR_EXPIRY_SECONDS)) {
+      return yield* refuse(
+        "authorization_expired",
+        `The authorization expires within ${NEAR_EXPIRY_SECONDS} seconds; sign a fresh one.`
+      )
     }
     // A claim the chain has not decided stays pending until its authorization expires: one valid for ever (a wallet
     // short of the price, a nonce used long ago) would stay pending for ever, retried by the reconciler each round.

@@ -32,6 +32,12 @@ export interface PreviewCacheService {
   ) => Effect.Effect<Option.Option<Preview>, E, R>
 }
 
+/** How many previews a desk on PostgreSQL keeps (0: none). */
+export const previewCacheConfig = Config.integer("DESK_PREVIEW_CACHE").pipe(
+  Config.validate({ message: "DESK_PREVIEW_CACHE must be 0 or more", validation: (n) => n >= 0 }),
+  Config.withDefault(10_000)
+)
+
 const none: PreviewCacheService = { through: (_, load) => load }
 
 /** Purchase counts by seq, as a ping's statement read them (node-postgres hands jsonb over parsed). */
@@ -61,10 +67,7 @@ interface Load {
  * desk) there is nothing cached.
  */
 const make = Effect.gen(function*() {
-  const capacity = yield* Config.integer("DESK_PREVIEW_CACHE").pipe(
-    Config.validate({ message: "DESK_PREVIEW_CACHE must be 0 or more", validation: (n) => n >= 0 }),
-    Config.withDefault(10_000)
-  )
+  const capacity = yield* previewCacheConfig
   const notifications = yield* Effect.serviceOption(Notifications)
   if (capacity === 0 || Option.isNone(notifications)) return none
   const sql = yield* SqlClient.SqlClient

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -70,6 +70,33 @@ describe("a desk that cannot start says why in one line and exits 1", () => {
       [{ DESK_PAY_TO: "0x12", DESK_CHAIN_RPC_URL: "http://127.0.0.1:1" }, /DESK_PAY_TO/]
     ])
   }, 300_000)
+
+  it("settings out of range: refused before the store opens, naming the variable", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "handoff-desk-"))
+    try {
+      const fresh = join(dir, "never-created")
+      const chain = { DESK_CHAIN_RPC_URL: "http://127.0.0.1:1" }
+      await expectAll([
+        // A negative interval spun the payout loop without a pause.
+        [{ DESK_OUTBOX_INTERVAL_MS: "-5" }, /DESK_OUTBOX_INTERVAL_MS must be a whole number of milliseconds/],
+        [{ DESK_PAYOUT_RETRY_MS: "-5" }, /DESK_PAYOUT_RETRY_MS/],
+        [{ DESK_PUBLIC_URL: "http://desk.example/x?a=1#f" }, /DESK_PUBLIC_URL must be .* no query, fragment/],
+        // Read only once the store is open, before: the embedded database was created and the exit took 25 s.
+        [{ DESK_MIN_FREE_DISK_MB: "-1", DESK_DATA_DIR: fresh }, /DESK_MIN_FREE_DISK_MB must be 0 or more/],
+        [{ DESK_STATEMENT_TIMEOUT_MS: "abc", DESK_DATA_DIR: fresh }, /DESK_STATEMENT_TIMEOUT_MS/],
+        [{ DESK_PREVIEW_CACHE: "-1", DESK_DATA_DIR: fresh }, /DESK_PREVIEW_CACHE must be 0 or more/],
+        // A payment timeout within the 30 s a new payment must still run sold nothing; a zero chain timeout was
+        // blamed on the RPC URL; an explorer that is no URL went into every receipt's links.
+        [{ ...chain, DESK_PAYMENT_TIMEOUT_SECONDS: "25" }, /DESK_PAYMENT_TIMEOUT_SECONDS must be .* between 60 and/],
+        [{ ...chain, DESK_CHAIN_TIMEOUT_MS: "0" }, /DESK_CHAIN_TIMEOUT_MS must be/],
+        [{ ...chain, DESK_CONFIRM_TIMEOUT_MS: "-1" }, /DESK_CONFIRM_TIMEOUT_MS must be/],
+        [{ ...chain, DESK_EXPLORER_URL: "notaurl" }, /DESK_EXPLORER_URL must be empty or an http/]
+      ])
+      expect(existsSync(fresh)).toBe(false)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 180_000)
 
   it("a DESK_DATA_DIR that is a file exits instead of hanging", async () => {
     const dir = mkdtempSync(join(tmpdir(), "handoff-desk-"))
