@@ -44,6 +44,7 @@ const make = Effect.gen(function*() {
   const sales = yield* Sales
   const config = yield* DeskConfig
   const signInNonces = yield* SignInNonceRepo
+  const agents = yield* AgentRepo
   const { explorerTxUrl } = yield* RailProfile
   const signing = yield* ReceiptSigning
 
@@ -138,6 +139,25 @@ const make = Effect.gen(function*() {
       (error) => retries > 0 && isUniqueViolation(error) ? record(handoff, payer, retries - 1) : Effect.die(error)
     )
 
+  /**
+   * A desk receipt moves no wallet's USDC, so no wallet can sign in for what it buys: an identity that reads only by
+   * Sign-In-With-X (settable on a desk with a chain alone) was charged for a body it could never read. It is asked
+   * to pay on-chain instead, before anything is recorded; the paying wallet then reads. The demo packet is read by
+   * id whatever the identity chose: its body is given away.
+   */
+  const readableByDeskReceipt = (agent: DeskId, handoff: SealedRow) =>
+    Option.isNone(settlement) || handoff.is_demo ? Effect.void : Effect.flatMap(
+      agents.find(agent),
+      (record) =>
+        Option.exists(record, (_) => _.require_sign_in)
+          ? Effect.fail(paymentRequired(
+            handoff,
+            "This id reads bodies only by Sign-In-With-X, which only a wallet's payment lets it do: a desk receipt " +
+              "would buy a body it could never read. Pay on-chain: retry with X-PAYMENT (x402)."
+          ))
+          : Effect.void
+    )
+
   const unlocked = fn("Ledger.unlocked")(function*(
     agent: DeskId,
     handoffId: string,
@@ -155,7 +175,10 @@ const make = Effect.gen(function*() {
     const handoff = yield* sealed(handoffId)
     if (handoff.is_demo && Option.isSome(payment)) return yield* Effect.fail(demoIsFree)
     // A desk receipt looks for an earlier unlock inside its own transaction.
-    if (Option.isNone(payment) && (!config.paymentRequired || handoff.is_demo)) return yield* record(handoff, agent)
+    if (Option.isNone(payment) && (!config.paymentRequired || handoff.is_demo)) {
+      yield* readableByDeskReceipt(agent, handoff)
+      return yield* record(handoff, agent)
+    }
     const existing = yield* receipts.findFor(agent, handoff.seq)
     // Never charge twice: an attached payment stays unused when the identity already holds the unlock.
     if (Option.isSome(existing)) {
@@ -238,7 +261,7 @@ const make = Effect.gen(function*() {
       : Option.none()
     if (Option.isNone(row)) return yield* Effect.fail(notFound(handoffId))
     const handoff = row.value
-    if (by === "id" && handoff.reader_requires_sign_in) {
+    if (by === "id" && handoff.reader_requires_sign_in && !handoff.is_demo) {
       return yield* Effect.fail(
         new SignInRefused({
           reason: "siwx_required",

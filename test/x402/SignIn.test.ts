@@ -179,5 +179,32 @@ for (const backend of backends) {
           expect(decodeHeader(stranger.headers.get("payment-required")).extensions).toHaveProperty(SIGN_IN_WITH_X)
         }))
     })
+
+    // A desk that also sells desk receipts (DESK_PAYMENT_REQUIRED unset): an unlock without X-PAYMENT records one.
+    layer(x402DeskOn(backend.layer, { config: { paymentRequired: false } }), {
+      timeout: 120_000,
+      excludeTestServices: true
+    })((it) => {
+      it.effect("an id that reads only by signing in is asked to pay on-chain, never sold a desk receipt it could not read", () =>
+        Effect.gen(function*() {
+          const agent = newAgentId()
+          expect((yield* send("/api/agents", { json: { id: agent, requireSignIn: true }, agent })).status).toBe(200)
+          const { id } = yield* fileHandoff(0.15, freshPayee())
+          // Without X-PAYMENT this desk sells desk receipts; no wallet pays for one, so none could sign in to read.
+          const refused = yield* unlockWith(id, agent)
+          expect(refused.status).toBe(402)
+          expect(refused.json).toMatchObject({ error: "payment_required" })
+          expect(refused.json.message).toContain("Sign-In-With-X")
+          expect(refused.json.accepts).toHaveLength(1)
+          expect((yield* send(`/api/receipts?payer=${agent}`)).json.total).toBe(0)
+          // Another id still buys by desk receipt here.
+          const other = newAgentId()
+          expect((yield* unlockWith(id, other)).json).toMatchObject({ ok: true, receipt: { mode: "desk" } })
+          // The demo packet's body is given away: it is unlocked and read by id, sign-in or not.
+          const sandbox = (yield* send("/api/sandbox")).json
+          expect((yield* unlockWith(sandbox.handoffId, agent)).status).toBe(200)
+          expect((yield* send(`/api/handoffs/${sandbox.handoffId}/body`, { agent })).status).toBe(200)
+        }))
+    })
   })
 }
