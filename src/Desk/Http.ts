@@ -102,7 +102,12 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
             ok: true as const,
             status: "ok" as const,
             database: { ok: true, kind: databaseKind, latencyMs: Date.now() - started },
-            rail: { network: rail.network, x402Ready: rail.x402Ready, facilitatorKind: rail.facilitatorKind },
+            rail: {
+              network: rail.network,
+              x402Ready: rail.x402Ready,
+              facilitatorKind: rail.facilitatorKind,
+              facilitatorReachable: yield* facilitatorReachable(settlement)
+            },
             uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
             version: VERSION
           }

@@ -54,7 +54,15 @@ export const HealthResponse = Schema.Struct({
   ok: Schema.Literal(true),
   status: Schema.Literal("ok"),
   database: Schema.Struct({ ok: Schema.Boolean, kind: Schema.String, latencyMs: Schema.Number }),
-  rail: Schema.Struct({ network: Schema.String, x402Ready: Schema.Boolean, facilitatorKind: Schema.String }),
+  rail: Schema.Struct({
+    network: Schema.String,
+    x402Ready: Schema.Boolean,
+    facilitatorKind: Schema.String,
+    facilitatorReachable: Schema.Boolean.annotations({
+      description: "Whether the chain (or hosted facilitator) answered its last probe (at most one every 5 s), as " +
+        "in GET /api/status; false on a desk without a chain. A paid unlock meanwhile is 503 settlement_unavailable"
+    })
+  }),
   uptimeSeconds: Schema.Number,
   version: Schema.String
 }).annotations({ identifier: "HealthResponse" })

@@ -188,6 +188,10 @@ describe("x402 with a remote facilitator, and a chain that is not the configured
         yield* Effect.repeat(reachable, { until: (up) => up === false, schedule: Schedule.spaced("100 millis") })
         expect(Date.now() - started).toBeLessThan(REACHABLE_FRESH_MS + 2_000)
         expect((yield* send("/api/status")).json).toMatchObject({ facilitatorKind: "remote" })
+        // Health's payment-rail check says the same (it said nothing of the rail's reachability).
+        const health = yield* send("/api/health")
+        expect(health.status).toBe(200)
+        expect(health.json.rail).toMatchObject({ facilitatorKind: "remote", facilitatorReachable: false })
       }))
 
     it.effect("the layer refuses an RPC whose chain id is not DESK_NETWORK's, in one line", () =>
