@@ -13,7 +13,7 @@ import { ClientConcurrency, turnOf, type Waiter } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { emptyParamsLeftOut } from "./EmptyParams.ts"
 import { badlyEncodedQuery } from "./QueryEncoding.ts"
-import { busy, rateLimitHeaders, refusal } from "./RateLimit.ts"
+import { busy, busyReading, rateLimitHeaders, refusal } from "./RateLimit.ts"
 
 /** A read, its query refused when its %-escapes are not UTF-8, else with its empty parameters left out. */
 const readingQuery = <E, R>(request: HttpServerRequest.HttpServerRequest, app: HttpApp.Default<E, R>) => {
@@ -69,12 +69,8 @@ export const edgeFor = (
         // Refused before the budget is touched: a client whose line is full is not charged for knocking. Reads wait
         // their turn before the app (src/Http/Admission.ts, a client's reads at most `cap` at once), so a read past the
         // cap here (its client's other requests hold the slots) is refused rather than holding a turn while it waits.
-        if (
-          !entered &&
-          (!concurrency.hasRoom(key) || waitsForTurn(request.method, path))
-        ) {
-          return Effect.succeed(busy(concurrency.cap, concurrency.line))
-        }
+        if (!entered && !concurrency.hasRoom(key)) return Effect.succeed(busy(concurrency.cap, concurrency.line))
+        if (!entered && waitsForTurn(request.method, path)) return Effect.succeed(busyReading(concurrency.cap))
         // Given back when its answer is ended (before the turn it held is handed on, so the read let in next finds the
         // slot free), or when its fiber ends, however it ends: its observers run once it has exited, after its last
         // finalizer. Nothing runs between taking the slot and this line, so nothing can keep it for good.

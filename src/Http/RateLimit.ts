@@ -31,3 +31,17 @@ export const busyError = (cap: number, line: number) =>
 /** A client with `cap` requests in progress and a full line behind them: it waits for them, not the rate window. */
 export const busy = (cap: number, line: number) =>
   errorResponse(RateLimited, busyError(cap, line), { "retry-after": "1" })
+
+/**
+ * A read of the database (one that waits for a turn in the desk) from a client whose `cap` slots its other requests
+ * hold: it is not held waiting for them while it holds a turn other clients wait for.
+ */
+export const busyReading = (cap: number) =>
+  errorResponse(
+    RateLimited,
+    new RateLimited({
+      message: `This address has ${cap} requests in progress, the most one client may have at once, and a read ` +
+        "of the catalog does not wait behind them; retry in 1 second, or once one of them has finished."
+    }),
+    { "retry-after": "1" }
+  )
