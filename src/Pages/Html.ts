@@ -54,7 +54,8 @@ select,input[type=text],input[type=number]{max-width:100%;font:inherit;padding:.
 .table-wrap{overflow-x:auto;margin:.5rem 0}
 table{border-collapse:collapse;width:100%;font-size:.95rem}
 caption{text-align:left;padding:.25rem 0}
-th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d0d0d0;vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d0d0d0;vertical-align:top;overflow-wrap:break-word}
+td:has(a){overflow-wrap:anywhere}
 th{font-weight:600}
 td time{white-space:nowrap}
 .meter{height:.9rem;margin:.5rem 0;background:#f3f3f3;border:1px solid #5c5c5c;border-radius:4px;overflow:hidden}

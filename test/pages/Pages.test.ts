@@ -363,6 +363,22 @@ describe("pages for people", () => {
                   )
                 ).toBe(true)
               }
+              // Headers and figures wrap between words, never inside one ("Pric/e", "$0.2/5"): only names and
+              // titles (links) break anywhere. Each word of such a cell is on one line.
+              expect(
+                await page.evaluate(`[...document.querySelectorAll("th, td")]
+                  .filter((cell) => cell.querySelector("a") === null)
+                  .flatMap((cell) => [...cell.childNodes].filter((node) => node.nodeType === 3).flatMap((node) => {
+                    const split = []
+                    for (const word of node.textContent.matchAll(/\\S+/g)) {
+                      const range = document.createRange()
+                      range.setStart(node, word.index)
+                      range.setEnd(node, word.index + word[0].length)
+                      if (range.getClientRects().length > 1) split.push(word[0])
+                    }
+                    return split
+                  }))`)
+              ).toEqual([])
               expect(
                 await page.evaluate(() => {
                   const { document, window } = globalThis as unknown as InPage
