@@ -18,7 +18,9 @@ import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-const overLimit = new PayloadTooLarge({ message: "The request body is over 1 MiB; shorten the body or the lists." })
+/** What a body over MAX_BODY_BYTES is told, here and by Node's server for one announced with Expect (NodeServer.ts). */
+export const OVER_LIMIT = "The request body is over 1 MiB; shorten the body or the lists."
+const overLimit = new PayloadTooLarge({ message: OVER_LIMIT })
 const tooLarge = errorResponse(PayloadTooLarge, overLimit)
 // Answered before the rest of the body is read: the connection cannot carry another request after it.
 const tooLargeClosing = errorResponse(PayloadTooLarge, overLimit, { connection: "close" })

@@ -39,11 +39,13 @@ const setHeaders = (response: ServerResponse, headers: Record<string, string>) =
  * carries nothing more; the access line is written by Node's response when it is done (src/Http/AccessLog.ts), off
  * the fiber. Removing the edge altogether took a no-database request from about 2x the empty HttpApi endpoint's
  * CPU to 1.1x. `actsAsAgent` names the routes that act as an identity: their X-AGENT-ID is judged before their body
- * is read (src/Http/BodyGuard.ts); `jsonRefusalAt` the paths that refuse a body that is no JSON in words of their own.
+ * is read (src/Http/BodyGuard.ts); `jsonRefusalAt` the paths that refuse a body that is no JSON in words of their own;
+ * `isRoute` the requests a route takes: no other has its body or query judged before the router answers it.
  */
 export const edgeFor = (
   actsAsAgent: RouteTest = () => false,
-  jsonRefusalAt: (method: string, path: string) => JsonRefusal | undefined = () => undefined
+  jsonRefusalAt: (method: string, path: string) => JsonRefusal | undefined = () => undefined,
+  isRoute: RouteTest = () => true
 ) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
@@ -59,8 +61,11 @@ export const edgeFor = (
         response.setHeader(REQUEST_ID_HEADER, id)
         logWhenDone(lines, fiber, request, response, id)
         const path = request.url.split("?")[0]!
-        // A request with a body reads no query parameters; the body guard hands the app a request of its own.
-        const answer = readsBody(request.method)
+        // A request with a body reads no query parameters; the body guard hands the app a request of its own. A
+        // request no route takes is the router's 404 (or 405), whatever its body or query.
+        const answer = !isRoute(request.method, request.url)
+          ? app
+          : readsBody(request.method)
           ? guardBody(request, app, actsAsAgent(request.method, request.url), jsonRefusalAt(request.method, path))
           : readingQuery(request, app)
         if (!isRateLimited(request.method, path)) return answer

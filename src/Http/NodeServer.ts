@@ -9,12 +9,14 @@ import {
   ExpectationFailed,
   HeadersTooLarge,
   MethodNotAllowed,
+  PayloadTooLarge,
   RateLimited,
   RequestTimeout,
   Unavailable
 } from "../Domain/Errors.ts"
 import { StartupError } from "../Domain/StartupError.ts"
 import { activeRequestsConfig, type AdmissionOptions, admitted, ENDED, type RequestListener } from "./Admission.ts"
+import { MAX_BODY_BYTES, OVER_LIMIT } from "./BodyGuard.ts"
 import { concurrencyConfig, LINE } from "./ClientConcurrency.ts"
 import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { InFlight, ServerStop, stopServer } from "./InFlight.ts"
@@ -89,6 +91,11 @@ const refusal = (code: string | undefined, timeouts: Timeouts) => {
           "The desk is stopping (or could not start) before serving this request; retry in a few seconds."
         )
       }
+    case "TOO_LARGE":
+      return {
+        status: "413 Payload Too Large",
+        body: envelopeOf(PayloadTooLarge, OVER_LIMIT)
+      }
     case "HPE_HEADER_OVERFLOW":
       return {
         status: "431 Request Header Fields Too Large",
@@ -147,6 +154,11 @@ export const refuseBusy = (response: ServerResponse, cap: number, line: number):
   return requestId
 }
 
+/** Whether a request has a body Node has not received to its end. */
+const bodyLeftUnread = (request: IncomingMessage | undefined) =>
+  request !== undefined && !request.complete &&
+  ((request.headers["content-length"] ?? "0") !== "0" || request.headers["transfer-encoding"] !== undefined)
+
 /**
  * A response that the client must take within `ms` of the desk finishing it: Node keeps whatever the socket
  * has not accepted in memory for as long as the client does not read, so a client that never reads is cut off.
@@ -160,6 +172,17 @@ const responseDrainedWithin = (ms: number, inFlight: InFlight) =>
       // Node passes options beside the request that its typings leave out.
       super(...(args as [IncomingMessage]))
       inFlight.track(this)
+    }
+
+    /**
+     * An answer given before the request's body came in whole (a 413 on its declared length, a refusal of its
+     * headers, an unknown route) closes the connection after it: kept alive, Node read and dropped the rest of the
+     * body first, so a client declaring 20 GB had the desk read it for the whole request timeout.
+     */
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override writeHead(...args: Array<any>): this {
+      if (bodyLeftUnread(this.req)) this.shouldKeepAlive = false
+      return super.writeHead(...(args as [number]))
     }
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -217,6 +240,15 @@ export const makeServer = (
   })
   server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
     onRefused("EXPECTATION", refuse(response, "EXPECTATION", timeouts))
+  })
+  // `Expect: 100-continue` asks whether to send the body: not for one over the limit, which is refused unsent.
+  // Any other is invited, as Node would, and served.
+  server.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
+    if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) {
+      return void onRefused("TOO_LARGE", refuse(response, "TOO_LARGE", timeouts))
+    }
+    response.writeContinue()
+    server.emit("request", request, response)
   })
   server.on("connect", (request: IncomingMessage, socket: Duplex) => {
     const requestId = requestIdOf(request.headers[REQUEST_ID_HEADER] as string | undefined)

@@ -74,6 +74,9 @@ export const servedOnPlatformAlone = builtWithOnly(
 
 const routes = routeList(DeskApi)
 
+/** The requests a route of the API takes (HEAD as its GET): the others are the router's 404 or 405. */
+const isRoute = routeTest(routes)
+
 /** The routes that act as an identity (RequireAgent): the edge judges their X-AGENT-ID before their body. */
 const actsAsAgent = routeTest(routes.filter(({ agentHeader }) => agentHeader === "required"))
 
@@ -87,7 +90,11 @@ const JSON_RPC_REFUSAL: JsonRefusal = { refuse: parseError, judgesLongLists: tru
 const Served = Layer.unwrapEffect(
   Effect.map(
     // A JSON-RPC client hears of a body that is no JSON as JSON-RPC's Parse error, as from the SDK itself.
-    edgeFor(actsAsAgent, (method, path) => speaksJsonRpc(method, path) ? JSON_RPC_REFUSAL : undefined),
+    edgeFor(
+      actsAsAgent,
+      (method, path) => speaksJsonRpc(method, path) ? JSON_RPC_REFUSAL : undefined,
+      (method, url) => isRoute(method === "HEAD" ? "GET" : method, url)
+    ),
     (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone)
   )
 ).pipe(

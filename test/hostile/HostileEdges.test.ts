@@ -136,6 +136,45 @@ for (const backend of backends) {
           expect(within.split("\r\n")[0]).toBe("HTTP/1.1 201 Created")
         }))
 
+      it.effect("a body refused before it is read closes the connection: the desk reads no more of it", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const filer = newAgentId()
+          const head = (headers: string) =>
+            `POST /api/handoffs HTTP/1.1\r\nHost: desk\r\nContent-Type: application/json\r\nX-AGENT-ID: ${filer}\r\n` +
+            `${headers}\r\n`
+          // 20 GB declared, a few bytes sent: answered at once and closed (kept alive, Node read and dropped the
+          // rest for the whole request timeout), so the exchange ends before the raw client's 10 s.
+          const started = Date.now()
+          const declared = yield* rawExchange(desk.url, `${head("Content-Length: 20000000000\r\n")}{"title":`)
+          expect(declared.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large")
+          expect(declared.toLowerCase()).toContain("connection: close")
+          expect(Date.now() - started).toBeLessThan(5_000)
+          // Asked first with Expect: 100-continue, a body over the limit is refused unsent, never invited.
+          const asked = yield* rawExchange(desk.url, head("Content-Length: 5000000\r\nExpect: 100-continue\r\n"))
+          expect(asked.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large")
+          expect(asked).not.toContain("100 Continue")
+          expect(asked).toContain("\"error\":\"payload_too_large\"")
+          // One within the limit is invited and served.
+          const body = JSON.stringify(filing(filer))
+          const invited = yield* rawExchange(
+            desk.url,
+            `${
+              head(`Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n`)
+            }${body}`
+          )
+          expect(invited.split("\r\n")[0]).toBe("HTTP/1.1 100 Continue")
+          expect(invited).toContain("HTTP/1.1 201 Created")
+          // A body for a path no route has is that path's 404, not a judgement of the body (415 for a form).
+          const stray = yield* send(`${desk.url}/api/handoff`, {
+            fresh: true,
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded", "x-agent-id": filer },
+            body: "title=x"
+          })
+          expect(summary(stray)).toEqual({ status: 404, json: true, error: "not_found" })
+        }))
+
       it.effect("a method a path does not answer is a 405 naming those it does; a path no route has is a 404", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
