@@ -135,7 +135,9 @@ export const DeskInfoHttp = HttpApiBuilder.group(DeskApi, "desk", (handlers) =>
             xPayment: rail.x402Ready
               ? `X-PAYMENT (x402, exact scheme, USDC on ${rail.network}) settles to the desk wallet`
               : "X-PAYMENT is not accepted on this desk (no chain configured)",
-            filerPayout: "after an X-PAYMENT unlock, 90 % is sent in USDC to the filer's registered payoutAddress",
+            filerPayout: rail.x402Ready
+              ? "after an X-PAYMENT unlock, 90 % is sent in USDC to the filer's registered payoutAddress"
+              : "90 % of each sale is recorded to the filer on the ledger; no USDC is sent on this desk",
             stage: rail.stage,
             network: rail.network,
             receiptExplorerFields: ["txUrl", "filerPayoutTxUrl"]

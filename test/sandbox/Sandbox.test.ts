@@ -87,6 +87,10 @@ for (const backend of backends) {
           // The desk's self-description says so too, not that an unlock without X-PAYMENT writes a desk receipt.
           const surface = yield* Effect.promise(() => desk.request("/api/surface").then(readJson))
           expect(surface.settlement.websitePay).toContain("402")
+          // A desk without a chain sends no USDC to filers, and says so (it spoke of payouts after X-PAYMENT).
+          expect(surface.settlement.filerPayout).toBe(
+            "90 % of each sale is recorded to the filer on the ledger; no USDC is sent on this desk"
+          )
         }))
     })
   })
