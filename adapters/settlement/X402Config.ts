@@ -3,8 +3,8 @@ import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1"
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import { getAddress, type Hex, isAddress } from "viem"
 import { privateKeyToAddress } from "viem/accounts"
-import { boundedInteger, isBaseUrl } from "../../src/Config.ts"
 import { ZERO_ADDRESS } from "../../src/Domain/Agent.ts"
+import { boundedInteger, isBaseUrl } from "../../src/Domain/Settings.ts"
 
 export interface X402Settings {
   readonly rpcUrl: string

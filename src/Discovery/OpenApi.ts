@@ -6,7 +6,10 @@ import { addBesideRoutes } from "./BesideApiOperations.ts"
 import { type Json, membersOf, refName, schemaRef, type Spec } from "./OpenApiJson.ts"
 
 const BODY_ERRORS = new Set(["InvalidJson", "PayloadTooLarge", "UnsupportedMediaType"])
-/** A query refused by the edge (src/Http/QueryEncoding.ts): only a request that reads no body has its query read. */
+/**
+ * A query parameter refused by the edge (src/Http/QueryEncoding.ts): only on a route that reads query parameters
+ * (a parameter it does not read is ignored), and never on one that reads a body.
+ */
 const QUERY_ERRORS = new Set(["InvalidQuery"])
 const RATE_ERRORS = new Set(["RateLimited"])
 const DATABASE_ERRORS = new Set(["Unavailable"])
@@ -112,10 +115,11 @@ const addDatabaseOutage = (spec: Spec, path: string, operation: Json) => {
 
 /** Drops the error envelopes this operation can never send, and describes each remaining status by its codes. */
 const pruneResponses = (spec: Spec, method: string, path: string, operation: Json) => {
+  const readsQuery = (operation.parameters ?? []).some((parameter: Json) => parameter.in === "query")
   const dropped = (name: string) =>
     NEVER_SENT.has(name) ||
     (BODY_ERRORS.has(name) && !readsBody(method)) ||
-    (QUERY_ERRORS.has(name) && readsBody(method)) ||
+    (QUERY_ERRORS.has(name) && (readsBody(method) || !readsQuery)) ||
     (name === "InvalidJson" && speaksJsonRpc(method, path)) ||
     (RATE_ERRORS.has(name) && !isRateLimited(method, path)) ||
     (DATABASE_ERRORS.has(name) && !readsDatabase(path))

@@ -10,6 +10,8 @@ export interface RouteInfo {
   readonly contentType: string
   /** Whether the route needs `X-AGENT-ID` (401 without it), takes it, or ignores it, as its headers declare. */
   readonly agentHeader: "required" | "optional" | "none"
+  /** The query parameters it reads; it ignores any other. */
+  readonly queryParams: ReadonlySet<string>
 }
 
 const agentHeaderOf = (headers: Option.Option<{ readonly ast: SchemaAST.AST }>): RouteInfo["agentHeader"] => {
@@ -34,7 +36,11 @@ export const routeList = (api: HttpApi.HttpApi.Any): ReadonlyArray<RouteInfo> =>
           onNone: () => "application/json",
           onSome: (ast) => HttpApiSchema.getEncoding(ast).contentType
         }),
-        agentHeader: agentHeaderOf(endpoint.headersSchema)
+        agentHeader: agentHeaderOf(endpoint.headersSchema),
+        queryParams: new Set(Option.match(endpoint.urlParamsSchema, {
+          onNone: () => [],
+          onSome: (schema) => SchemaAST.getPropertySignatures(schema.ast).map((_) => String(_.name))
+        }))
       })
     }
   })

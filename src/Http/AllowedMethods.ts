@@ -43,13 +43,19 @@ const readable = (segment: string) => {
   }
 }
 
+/** The route of `routes` that takes a request (its method and URL), as the router would take it; none if none. */
+export const routeFinder = <R extends Route>(routes: ReadonlyArray<R>) => {
+  const patterns = routes.map((route) => ({ route, segments: segmentsOf(route.path) }))
+  return (method: string, url: string): R | undefined => {
+    const segments = segmentsOf(url)
+    const found = patterns.find((pattern) => pattern.route.method === method && matches(pattern.segments, segments))
+    return found !== undefined && segments.every(readable) ? found.route : undefined
+  }
+}
+
 /** Whether a request (its method and URL) is one of `routes`, as the router would take it. */
 export const routeTest = (routes: ReadonlyArray<Route>) => {
-  const patterns = patternsOf(routes)
-  return (method: string, url: string): boolean => {
-    const segments = segmentsOf(url)
-    return patterns.some((route) => route.method === method && matches(route.segments, segments)) &&
-      segments.every(readable)
-  }
+  const find = routeFinder(routes)
+  return (method: string, url: string): boolean => find(method, url) !== undefined
 }
 export type RouteTest = ReturnType<typeof routeTest>

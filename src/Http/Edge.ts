@@ -1,9 +1,10 @@
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
+import { type HttpApp, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect } from "effect"
 import type { ServerResponse } from "node:http"
 import { REQUEST_ID_HEADER, requestIdOf } from "../Desk/RequestId.ts"
 import { isRateLimited, readsBody, waitsForTurn } from "../Desk/RequestRules.ts"
+import { InvalidQuery, type Issue } from "../Domain/Errors.ts"
 import { type RateDecision, RateLimiter } from "../RateLimiter.ts"
 import { AccessLines, logWhenDone } from "./AccessLog.ts"
 import { ENDED } from "./Admission.ts"
@@ -14,11 +15,40 @@ import { requestClientKey, TrustedProxies } from "./ClientIp.ts"
 import { emptyParamsLeftOut } from "./EmptyParams.ts"
 import { badlyEncodedQuery } from "./QueryEncoding.ts"
 import { busy, busyReading, rateLimitHeaders, refusal } from "./RateLimit.ts"
+import { errorResponse } from "./Respond.ts"
 
-/** A read, its query refused when its %-escapes are not UTF-8, else with its empty parameters left out. */
-const readingQuery = <E, R>(request: HttpServerRequest.HttpServerRequest, app: HttpApp.Default<E, R>) => {
-  const refused = badlyEncodedQuery(request.url)
-  return refused === undefined ? emptyParamsLeftOut(request, app) : Effect.succeed(refused)
+/** What the edge knows of the API's routes; each has a default for the tests' own small apps. */
+export interface EdgeRoutes {
+  /** The requests a route takes: no other has its body or query judged before the router answers it. */
+  readonly isRoute?: RouteTest
+  /** The routes that act as an identity: their X-AGENT-ID is judged before their body is read. */
+  readonly actsAsAgent?: RouteTest
+  /** The paths that refuse a body that is no JSON in words of their own (JSON-RPC at /mcp). */
+  readonly jsonRefusalAt?: (method: string, path: string) => JsonRefusal | undefined
+  /** Whether a request's route reads the query parameter `name`: the others are ignored, as unknown ones are. */
+  readonly readsParam?: (method: string, url: string, name: string) => boolean
+  /** A route's own answer to a query parameter that is not UTF-8 (a page for a browser), else the JSON 422. */
+  readonly queryRefusal?: (
+    request: HttpServerRequest.HttpServerRequest,
+    issue: Issue
+  ) => HttpServerResponse.HttpServerResponse | undefined
+}
+
+const invalidQuery = (issue: Issue) =>
+  errorResponse(
+    InvalidQuery,
+    new InvalidQuery({ message: `Invalid query parameter: ${issue.path}: ${issue.message}.`, issues: [issue] })
+  )
+
+/** A read, its query refused when a parameter it reads is not UTF-8, else with its empty parameters left out. */
+const readingQuery = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  app: HttpApp.Default<E, R>,
+  { queryRefusal, readsParam = () => true }: EdgeRoutes
+) => {
+  const issue = badlyEncodedQuery(request.url, (name) => readsParam(request.method, request.url, name))
+  if (issue === undefined) return emptyParamsLeftOut(request, app)
+  return Effect.succeed(queryRefusal?.(request, issue) ?? invalidQuery(issue))
 }
 
 const setHeaders = (response: ServerResponse, headers: Record<string, string>) => {
@@ -38,15 +68,9 @@ const setHeaders = (response: ServerResponse, headers: Record<string, string>) =
  * logged while the request is worked on read the id from there (src/Desk/RequestId.ts), so the request's fiber
  * carries nothing more; the access line is written by Node's response when it is done (src/Http/AccessLog.ts), off
  * the fiber. Removing the edge altogether took a no-database request from about 2x the empty HttpApi endpoint's
- * CPU to 1.1x. `actsAsAgent` names the routes that act as an identity: their X-AGENT-ID is judged before their body
- * is read (src/Http/BodyGuard.ts); `jsonRefusalAt` the paths that refuse a body that is no JSON in words of their own;
- * `isRoute` the requests a route takes: no other has its body or query judged before the router answers it.
+ * CPU to 1.1x. `routes` says what it needs to know of the API's routes (EdgeRoutes).
  */
-export const edgeFor = (
-  actsAsAgent: RouteTest = () => false,
-  jsonRefusalAt: (method: string, path: string) => JsonRefusal | undefined = () => undefined,
-  isRoute: RouteTest = () => true
-) =>
+export const edgeFor = (routes: EdgeRoutes = {}) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
     const trusted = yield* TrustedProxies
@@ -63,11 +87,16 @@ export const edgeFor = (
         const path = request.url.split("?")[0]!
         // A request with a body reads no query parameters; the body guard hands the app a request of its own. A
         // request no route takes is the router's 404 (or 405), whatever its body or query.
-        const answer = !isRoute(request.method, request.url)
+        const answer = routes.isRoute?.(request.method, request.url) === false
           ? app
           : readsBody(request.method)
-          ? guardBody(request, app, actsAsAgent(request.method, request.url), jsonRefusalAt(request.method, path))
-          : readingQuery(request, app)
+          ? guardBody(
+            request,
+            app,
+            routes.actsAsAgent?.(request.method, request.url) ?? false,
+            routes.jsonRefusalAt?.(request.method, path)
+          )
+          : readingQuery(request, app, routes)
         if (!isRateLimited(request.method, path)) return answer
         const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)
         const entered = concurrency.enter(key)

@@ -18,13 +18,13 @@ import { LedgerHttp } from "../Ledger/Http.ts"
 import { McpHttp, McpRefusals } from "../Mcp/Http.ts"
 import { parseError } from "../Mcp/Transport.ts"
 import { Owner } from "../Owner.ts"
-import { PagesHttp } from "../Pages/Http.ts"
+import { invalidSearchAnswer, PagesHttp } from "../Pages/Http.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { ReceiptSigning } from "../ReceiptSigning.ts"
 import { SandboxHttp } from "../Sandbox/Http.ts"
 import { RailProfile, Settlement } from "../Settlement.ts"
 import { SignIn } from "../SignIn.ts"
-import { allowedMethods, routeTest } from "./AllowedMethods.ts"
+import { allowedMethods, routedPath, routeFinder, routeTest } from "./AllowedMethods.ts"
 import type { JsonRefusal } from "./BodyGuard.ts"
 import { edgeFor } from "./Edge.ts"
 import { failuresLive } from "./Failures.ts"
@@ -74,8 +74,9 @@ export const servedOnPlatformAlone = builtWithOnly(
 
 const routes = routeList(DeskApi)
 
-/** The requests a route of the API takes (HEAD as its GET): the others are the router's 404 or 405. */
-const isRoute = routeTest(routes)
+/** The route of the API that takes a request, HEAD as its GET: no other request is judged before the router. */
+const findRoute = routeFinder(routes)
+const routeOf = (method: string, url: string) => findRoute(method === "HEAD" ? "GET" : method, url)
 
 /** The routes that act as an identity (RequireAgent): the edge judges their X-AGENT-ID before their body. */
 const actsAsAgent = routeTest(routes.filter(({ agentHeader }) => agentHeader === "required"))
@@ -90,11 +91,15 @@ const JSON_RPC_REFUSAL: JsonRefusal = { refuse: parseError, judgesLongLists: tru
 const Served = Layer.unwrapEffect(
   Effect.map(
     // A JSON-RPC client hears of a body that is no JSON as JSON-RPC's Parse error, as from the SDK itself.
-    edgeFor(
+    edgeFor({
+      isRoute: (method, url) => routeOf(method, url) !== undefined,
       actsAsAgent,
-      (method, path) => speaksJsonRpc(method, path) ? JSON_RPC_REFUSAL : undefined,
-      (method, url) => isRoute(method === "HEAD" ? "GET" : method, url)
-    ),
+      jsonRefusalAt: (method, path) => speaksJsonRpc(method, path) ? JSON_RPC_REFUSAL : undefined,
+      readsParam: (method, url, name) => routeOf(method, url)?.queryParams.has(name) ?? false,
+      // The catalog page answers a browser with its 422 page, as for any invalid parameter.
+      queryRefusal: (request, issue) =>
+        routedPath(request.url) === "/" ? invalidSearchAnswer(request.headers.accept, [issue]) : undefined
+    }),
     (edge) => HttpApiBuilder.serve(edge).pipe(servedOnPlatformAlone)
   )
 ).pipe(

@@ -5,7 +5,7 @@ import { Catalog } from "../Catalog.ts"
 import { DeskConfig } from "../Config.ts"
 import { unlockWords } from "../Desk/RailWords.ts"
 import { DiscoverParams, toCatalogQuery } from "../Domain/Discover.ts"
-import { InvalidQuery } from "../Domain/Errors.ts"
+import { InvalidQuery, type Issue } from "../Domain/Errors.ts"
 import { issuesOf, summarize } from "../Domain/Issues.ts"
 import { Owner } from "../Owner.ts"
 import { RailProfile } from "../Settlement.ts"
@@ -28,6 +28,16 @@ const PAGE_HEADERS = {
 
 const html = (body: string, status = 200) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: PAGE_HEADERS })
+
+/**
+ * The catalog page's answer to a search parameter the edge refuses before the page is reached (its %-escapes are
+ * not UTF-8): the 422 page a browser gets for any invalid parameter, or none (the JSON 422) for a client asking
+ * for JSON.
+ */
+export const invalidSearchAnswer = (accept: string | undefined, issues: ReadonlyArray<Issue>) =>
+  prefersJson(accept)
+    ? undefined
+    : HttpServerResponse.setHeader(html(invalidSearchPage(issues), 422), "vary", "Accept")
 
 /** An agent's page (either form) has its id in the URL: no cache may keep it for the next one asking. */
 const notKept = HttpApp.appendPreResponseHandler((_, response) =>

@@ -527,6 +527,31 @@ for (const backend of backends) {
             })
           }
 
+          // A parameter a route does not read is ignored, as any unknown one is, however it is encoded.
+          for (
+            const path of [
+              "/openapi.json?x=%FF",
+              "/api/status?x=%FF",
+              `/api/handoffs/${target.handoff}?x=%C3%28`,
+              "/api/discover?x=%FF&include=demo"
+            ]
+          ) {
+            expect({ path, status: (yield* request(desk, { method: "GET", path })).status }).toEqual({
+              path,
+              status: 200
+            })
+          }
+          // The catalog page answers a browser with its 422 page, as for any invalid parameter; JSON to an agent.
+          const page = yield* Effect.promise(() =>
+            fetch(`${desk.url}/?q=caf%E9`, { headers: { accept: "text/html" } }).then(async (response) => ({
+              status: response.status,
+              type: response.headers.get("content-type"),
+              text: await response.text()
+            }))
+          )
+          expect(page).toMatchObject({ status: 422, type: "text/html; charset=utf-8" })
+          expect(page.text).toContain("%E9")
+
           expect(yield* rowCounts).toEqual(before)
           const still = yield* request(desk, { method: "GET", path: `/api/handoffs/${target.handoff}` })
           expect(still.json).toMatchObject({ id: target.handoff, purchases: 1, useful: 0, notUseful: 0 })
