@@ -13,7 +13,7 @@ import {
 } from "../Domain/Errors.ts"
 import { LONG_LIST, shapeProblem } from "../Domain/JsonShape.ts"
 import { AGENT_HEADER, requireAgentId } from "../Identity/AgentId.ts"
-import { firstLossyNumber } from "./LossyNumbers.ts"
+import { lossyNumbers, lossyProblem, markLossy } from "./LossyNumbers.ts"
 import { errorResponse } from "./Respond.ts"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -181,12 +181,17 @@ export const guardBody = <E, R>(
       return routed ?? refuseJson(`The request body ${shape.problem}.`)
     }
     // A number the parse changed (0.2500000000000000001 read as 0.25) would pass rules it breaks: refused as sent.
-    const lossy = firstLossyNumber(text)
-    if (lossy === undefined) return yield* next
-    const sent = lossy.literal.length <= 40 ? lossy.literal : `${lossy.literal.slice(0, 40)}…`
-    const problem = `is ${sent}, which no JSON number holds exactly (it reads as ${
-      Number(lossy.literal)
-    }): send it with at most 15 significant digits`
-    return fieldRefused(request.method, path, lossy.path, problem) ??
+    const lossy = lossyNumbers(text)
+    if (lossy.length === 0) return yield* next
+    // In an API body's fields, marked where each is: the route's decoding fails there beside every other mistake,
+    // and its 422 names them all in one answer (src/Http/Failures.ts words each as below).
+    if (path.startsWith("/api/") && lossy.every((_) => _.path !== "")) {
+      const marked = markLossy(text, lossy)
+      return yield* app.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, Buffer.from(marked), marked))
+      )
+    }
+    const problem = lossyProblem(lossy[0]!.literal)
+    return fieldRefused(request.method, path, lossy[0]!.path, problem) ??
       refuseJson(`The request body's number ${problem}.`)
   })

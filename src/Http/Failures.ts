@@ -18,6 +18,7 @@ import { issuesOf, SEE_OPENAPI, SEE_TEMPLATE, summarize } from "../Domain/Issues
 import { AGENT_HEADER } from "../Identity/AgentId.ts"
 import { RailProfile } from "../Settlement.ts"
 import { type allowedMethods, routedPath } from "./AllowedMethods.ts"
+import { lossyMarked, lossyProblem } from "./LossyNumbers.ts"
 import { errorResponse } from "./Respond.ts"
 
 /**
@@ -31,17 +32,29 @@ const toResponse =
   (rail: PayoutRail) => (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
     const route = request.method === "POST" ? routedPath(request.url) : undefined
     const filing = route === "/api/handoffs"
-    if (!filing && route !== "/api/agents") {
+    if (route === undefined) {
       return Effect.succeed(respond(request, false, summarize(issuesOf(error.issues, SEE_OPENAPI))))
     }
     // The body guard read the body, so its text is at hand.
     return Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => {
       const body = parsedOrNot(text)
-      const decoded = withPayoutIssues(issuesOf(error.issues, filing ? SEE_TEMPLATE : SEE_OPENAPI), body, rail)
-      const all = filing ? withIdentityIssues(decoded, body, request.headers[AGENT_HEADER] ?? "") : decoded
+      const decoded = withLossyWords(issuesOf(error.issues, filing ? SEE_TEMPLATE : SEE_OPENAPI), body)
+      if (!filing && route !== "/api/agents") return respond(request, false, summarize(decoded))
+      const withPayout = withPayoutIssues(decoded, body, rail)
+      const all = filing ? withIdentityIssues(withPayout, body, request.headers[AGENT_HEADER] ?? "") : withPayout
       return respond(request, filing, summarize(all))
     })
   }
+
+/**
+ * A number the body guard marked where it was sent (src/Http/LossyNumbers.ts: no JSON number holds it exactly) is
+ * named for that, not for the marker its field refused.
+ */
+const withLossyWords = (issues: ReadonlyArray<Issue>, body: unknown): ReadonlyArray<Issue> =>
+  issues.map((issue) => {
+    const literal = lossyMarked(body, issue.path)
+    return literal === undefined ? issue : { path: issue.path, message: lossyProblem(literal) }
+  })
 
 const parsedOrNot = (text: string): unknown => {
   try {

@@ -32,8 +32,10 @@ export interface LossyNumber {
 }
 
 /** The first number of a JSON text (one JSON.parse read) that its parse changes, if any. */
-export const firstLossyNumber = (text: string): LossyNumber | undefined => {
-  if (!MAY_BE_LOSSY.test(text)) return undefined
+/** Every number of `text` its parse would change, in order, with where its literal starts. */
+export const lossyNumbers = (text: string): ReadonlyArray<LossyNumber & { readonly start: number }> => {
+  const found: Array<LossyNumber & { readonly start: number }> = []
+  if (!MAY_BE_LOSSY.test(text)) return found
   // Where the scan is: each open container with its key (an object's last key, an array's next index).
   const open: Array<{ readonly array: boolean; key: string | number }> = []
   const pathHere = () => open.map((_) => _.key).join(".")
@@ -62,11 +64,45 @@ export const firstLossyNumber = (text: string): LossyNumber | undefined => {
     } else if (c === "-" || (c >= "0" && c <= "9")) {
       NUMBER.lastIndex = i
       const literal = NUMBER.exec(text)![0]
-      if (!keptExactly(literal)) return { path: pathHere(), literal }
+      if (!keptExactly(literal)) found.push({ path: pathHere(), literal, start: i })
       i += literal.length
     } else {
       i++
     }
   }
-  return undefined
+  return found
+}
+
+/** What is said of a number no JSON number holds exactly, as sent (its first 40 characters). */
+export const lossyProblem = (literal: string): string =>
+  `is ${literal.length <= 40 ? literal : `${literal.slice(0, 40)}…`}, which no JSON number holds exactly (it reads as ${
+    Number(literal)
+  }): send it with at most 15 significant digits`
+
+/**
+ * The text with each of `lossy` in its place as `{"lossyNumber": "<literal>"}`: a value no field of the desk
+ * takes, so the route's decoding fails there beside every other mistake of the body, and its 422 names them all at
+ * once; `lossyMarked` finds it there to say why (src/Http/Failures.ts).
+ */
+export const markLossy = (text: string, lossy: ReadonlyArray<{ readonly start: number; readonly literal: string }>) => {
+  let marked = text
+  for (const { literal, start } of [...lossy].reverse()) {
+    marked = `${marked.slice(0, start)}{"lossyNumber":${JSON.stringify(literal)}}${
+      marked.slice(start + literal.length)
+    }`
+  }
+  return marked
+}
+
+/** The literal `markLossy` put at `path` of a parsed body, if it put one there. */
+export const lossyMarked = (body: unknown, path: string): string | undefined => {
+  let value = body
+  for (const key of path === "" ? [] : path.split(".")) {
+    if (typeof value !== "object" || value === null) return undefined
+    value = (value as Record<string, unknown>)[key]
+  }
+  if (typeof value !== "object" || value === null) return undefined
+  const keys = Object.keys(value)
+  const literal = (value as Record<string, unknown>).lossyNumber
+  return keys.length === 1 && typeof literal === "string" ? literal : undefined
 }

@@ -375,6 +375,23 @@ for (const backend of backends) {
           )
           expect(cap.status).toBe(422)
           expect(cap.json).toMatchObject({ error: "invalid_request", issues: [{ path: "spendCapUsd" }] })
+          // Beside every other mistake of the filing, in the same answer (it hid them all before).
+          const { title: _, ...untitled } = filing(agent, { priceUsd: 0.25, reconstructUsd: 30, body: "short" })
+          const mixed = yield* raw(
+            "/api/handoffs",
+            JSON.stringify(untitled)
+              .replace("\"priceUsd\":0.25", "\"priceUsd\":0.2500000000000000001")
+              .replace("\"reconstructUsd\":30", "\"reconstructUsd\":1e400")
+          )
+          expect(mixed.status).toBe(422)
+          expect([...new Set(mixed.json.issues.map((_: { path: string }) => _.path))].sort()).toEqual(
+            ["body", "priceUsd", "reconstructUsd", "title"]
+          )
+          expect(mixed.json.issues.find((_: { path: string }) => _.path === "reconstructUsd").message).toBe(
+            "is 1e400, which no JSON number holds exactly (it reads as Infinity): send it with at most 15 significant " +
+              "digits"
+          )
+          expect(mixed.json.message).toContain("0.2500000000000000001")
           expect((yield* raw("/api/agents", `{"id":"${agent}","spendCapUsd":10.000001}`)).status).toBe(200)
           const mcp = yield* raw(
             "/mcp",

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { firstLossyNumber } from "../../src/Http/LossyNumbers.ts"
+import { lossyMarked, lossyNumbers, markLossy } from "../../src/Http/LossyNumbers.ts"
+
+const firstLossyNumber = (text: string) => {
+  const first = lossyNumbers(text)[0]
+  return first === undefined ? undefined : { path: first.path, literal: first.literal }
+}
 
 /**
  * JSON.parse reads `0.2500000000000000001` as 0.25: a price with more than 6 decimals passed the 6-decimals rule and
@@ -43,6 +48,18 @@ describe("numbers a JSON parse would change", () => {
         expect(firstLossyNumber(JSON.stringify({ numbers }))).toBeUndefined()
       }),
       { numRuns: 500 }
+    )
+  })
+
+  it("marks every one where it was sent, so a route's 422 can name each beside the body's other mistakes", () => {
+    const text = "{\"a\":1e400,\"b\":[0.5, 12345678901234567890 ],\"c\":{\"d\":-1e-400},\"e\":2}"
+    const lossy = lossyNumbers(text)
+    expect(lossy.map((_) => _.path)).toEqual(["a", "b.1", "c.d"])
+    const body = JSON.parse(markLossy(text, lossy))
+    expect(body.e).toBe(2)
+    expect(body.b[0]).toBe(0.5)
+    expect(["a", "b.1", "c.d", "e", "b.0", "nowhere.x"].map((path) => lossyMarked(body, path))).toEqual(
+      ["1e400", "12345678901234567890", "-1e-400", undefined, undefined, undefined]
     )
   })
 })
