@@ -48,7 +48,10 @@ export const DiscoverResponse = Schema.Struct({
   name: Schema.String,
   site: Schema.String,
   identityHeader: Schema.String,
-  total: Schema.Int,
+  total: Schema.Int.annotations({
+    description: "Matches: exact up to 1,000; above, not counted but the larger of PostgreSQL's estimate and the " +
+      "matches this page's read has seen, so a deeper page may show more. Follow next for every match"
+  }),
   page: Schema.Int,
   limit: Schema.Int,
   pages: Schema.Int,
