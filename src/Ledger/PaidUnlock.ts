@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Either, Option } from "effect"
+import { Duration, Effect, Either, Fiber, Option } from "effect"
 import type { SealedRow } from "../Catalog/HandoffRepo.ts"
 import { HandoffRepo } from "../Catalog/HandoffRepo.ts"
 import { DeskConfig } from "../Config.ts"
@@ -215,6 +215,15 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         }
       })
 
+    /**
+     * An attempt that outlives its request: a client that hangs up interrupts its request's fiber (a 499), and an
+     * attempt interrupted after its broadcast left the buyer charged and its claim pending until its lease lapsed,
+     * each retry meanwhile a 202, for minutes. Its own fiber decides the claim (its receipt, or its release) whoever
+     * is still waiting for it.
+     */
+    const attemptToTheEnd = (row: SettlementRow, lookupFirst: boolean) =>
+      Effect.flatMap(Effect.forkDaemon(attempt(row, lookupFirst)), Fiber.join)
+
     /** A claim seen again (a retry with the same payment, or the reconciler): its outcome, never a new charge. */
     const resume = (row: SettlementRow): Effect.Effect<Unlocked, PaymentInvalid | SettlementPending> =>
       Effect.gen(function*() {
@@ -235,7 +244,7 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         }
         const leased = yield* settlements.lease(row.seq, leaseSeconds)
         if (Option.isNone(leased)) return yield* Effect.fail(pending())
-        return yield* attempt(leased.value, true)
+        return yield* attemptToTheEnd(leased.value, true)
       })
 
     const claim = (
@@ -369,7 +378,7 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         if (Option.isSome(decided)) return decided.value
         return yield* Effect.fail(pending())
       }
-      return yield* attempt(claimed.row, spentAlready)
+      return yield* attemptToTheEnd(claimed.row, spentAlready)
     })
 
     /**

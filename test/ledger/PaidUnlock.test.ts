@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Schema } from "effect"
+import { Deferred, Effect, Either, Fiber, Option, Schema, TestServices } from "effect"
 import { createHash } from "node:crypto"
 import * as TestDouble from "../../adapters/settlement/TestDouble.ts"
 import { Catalog } from "../../src/Catalog.ts"
@@ -79,6 +79,8 @@ const script: {
   paidNonces: Set<string>
   /** Payment headers whose authorization is now too close to its expiry for a first attempt. */
   expiring: Set<string>
+  /** When set, a settlement answers only once it is done (a block that takes its time). */
+  settleGate: Deferred.Deferred<void> | undefined
 } = {
   blockNumber: Either.right(100n),
   verify: Option.none(),
@@ -87,7 +89,8 @@ const script: {
   settleCalls: 0,
   lookups: [],
   paidNonces: new Set(),
-  expiring: new Set()
+  expiring: new Set(),
+  settleGate: undefined
 }
 
 const PAID: AuthorizationLookup = {
@@ -103,7 +106,14 @@ const rail = TestDouble.layerTest({
       : Either.right(paymentOf(header)),
   blockNumber: Effect.suspend(() => script.blockNumber),
   verify: () => Effect.succeed(script.verify),
-  settle: () => Effect.sync(() => (script.settleCalls++, script.settle)),
+  settle: () =>
+    Effect.zipRight(
+      Effect.sync(() => script.settleCalls++),
+      Effect.zipRight(
+        script.settleGate === undefined ? Effect.void : Deferred.await(script.settleGate),
+        Effect.sync(() => script.settle)
+      )
+    ),
   lookup: (payment) =>
     Effect.sync((): AuthorizationLookup =>
       script.lookups.push(payment.nonce) && script.paidNonces.has(payment.nonce)
@@ -204,6 +214,36 @@ for (const backend of backends) {
           })
           expect(yield* spentUsd(buyer)).toBe(0.3)
         }))
+
+      it.effect("a buyer who hangs up while its payment settles: the settlement goes on, its retry gets the receipt", () =>
+        // The real clock: the chain's answer comes a moment after the client has gone.
+        TestServices.provideLive(Effect.gen(function*() {
+          // The request's fiber was interrupted with its client (a 499), the settlement with it, after the broadcast:
+          // the buyer was charged and its retries answered 202 until the claim's lease lapsed, minutes later.
+          const ledger = yield* Ledger
+          const { buyer, id } = yield* setUp
+          const before = yield* rows
+          const gate = yield* Deferred.make<void>()
+          script.settleGate = gate
+          script.settle = { _tag: "Settled", transfer: { chainId: 1, txHash: `0x${"ef".repeat(32)}`, logIndex: 0 } }
+          const request = yield* Effect.fork(ledger.unlock(buyer, id, buyer, Option.some("hung-up")))
+          while (script.settleCalls === 0) yield* Effect.sleep("10 millis")
+          // The chain answers a moment after the client has gone.
+          yield* Effect.fork(Effect.delay(Deferred.succeed(gate, undefined), "200 millis"))
+          yield* Fiber.interrupt(request)
+          script.settleGate = undefined
+          // Decided on its own, with nobody waiting for it: its receipt is written.
+          let receipts = before.receipts
+          for (let waited = 0; receipts === before.receipts && waited < 3_000; waited += 20) {
+            yield* Effect.sleep("20 millis")
+            receipts = (yield* rows).receipts
+          }
+          expect(receipts).toBe(before.receipts + 1)
+          const retried = yield* ledger.unlock(buyer, id, buyer, Option.some("hung-up"))
+          expect(retried.response.alreadyUnlocked).toBe(true)
+          expect(Option.map(retried.settled, (_) => _.txHash)).toEqual(Option.some(`0x${"ef".repeat(32)}`))
+          expect(script.settleCalls).toBe(1)
+        })))
 
       it.effect("a retry of a pending payment near its expiry is its claim's 202, then its receipt, never a new 402", () =>
         Effect.gen(function*() {
