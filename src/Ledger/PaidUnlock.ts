@@ -105,6 +105,17 @@ export const makePaidUnlock = (rail: PaymentRail) =>
     const settledOf = (row: SettlementRow): Unlocked["settled"] =>
       row.tx_hash === null ? Option.none() : Option.some({ payment: verifiedOf(row), txHash: row.tx_hash })
 
+    /**
+     * A settlement as answered to a request carrying the same authorization: in that request's own x402 version
+     * (its header, X-PAYMENT-RESPONSE or PAYMENT-RESPONSE), which a v2 envelope around a v1 claim's signature, or
+     * the reverse, does not share with the claim.
+     */
+    const answeredTo = (payment: VerifiedPayment, settled: Unlocked["settled"]): Unlocked["settled"] =>
+      Option.map(settled, (_) =>
+        _.payment.nonce === payment.nonce && _.payment.payerAddress === payment.payerAddress
+          ? { ..._, payment }
+          : _)
+
     /** The receipt, its payout row and the settled claim: one transaction, so a paid unlock is never half-recorded. */
     const record = (seq: number, transfer: TransferRef) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -319,7 +330,8 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         const prior = yield* settlements.byNonce(payment.payerAddress, payment.nonce)
         if (Option.isSome(prior)) {
           if (prior.value.payer === agent && prior.value.handoff_seq === handoff.seq) {
-            return Option.some(yield* resume(prior.value))
+            const unlocked = yield* resume(prior.value)
+            return Option.some({ ...unlocked, settled: answeredTo(payment, unlocked.settled) })
           }
           return yield* Effect.fail(
             refused(
@@ -368,7 +380,13 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       }
       const claimed = yield* claim(agent, handoff, payment, fromBlock, !spentAlready)
       if (claimed._tag === "Unlocked") {
-        return { alreadyUnlocked: true, receipt: claimed.receipt, settled: Option.none() } satisfies Unlocked
+        // Bought meanwhile (by a copy of this payment settling on another request or desk, most likely): its
+        // settlement, when it was this payment, as a replay of it would get.
+        return {
+          alreadyUnlocked: true,
+          receipt: claimed.receipt,
+          settled: yield* settledBy(handoff, agent, header)
+        } satisfies Unlocked
       }
       if (claimed._tag === "Conflict") {
         // A concurrent request claimed first: with this payment or payment id, whose claim decides this answer as
@@ -393,9 +411,9 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         const { nonce, payerAddress, paymentId } = payment.value
         const byNonce = yield* settlements.byNonce(payerAddress, nonce)
         const row = Option.isSome(byNonce) || paymentId === null ? byNonce : yield* settlements.byPaymentId(paymentId)
-        return Option.flatMap(
-          Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq),
-          settledOf
+        return answeredTo(
+          payment.value,
+          Option.flatMap(Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq), settledOf)
         )
       })
 

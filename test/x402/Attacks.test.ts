@@ -276,6 +276,37 @@ for (const backend of backends) {
           yield* expectAuditPasses
         }))
 
+      it.effect("a settled payment resent in the other version's envelope is answered in that version's header", () =>
+        Effect.gen(function*() {
+          // The header followed the claim's version: a v2 client reads PAYMENT-RESPONSE only (outside recheck of 4).
+          const { chain } = yield* TestChain
+          const { id } = yield* fileHandoff(0.3, chain.accounts.filer.address)
+          const buyer = newAgentId()
+          const v1 = yield* Effect.promise(() => forger(chain).v1(PRICE))
+          const paid = yield* unlockWith(id, buyer, { "x-payment": v1 })
+          expect(paid.status).toBe(200)
+          expect(paid.headers.get("x-payment-response")).not.toBeNull()
+          const { payload } = JSON.parse(Buffer.from(v1, "base64").toString("utf8"))
+          const v2 = Buffer.from(JSON.stringify({
+            x402Version: 2,
+            accepted: {
+              scheme: "exact",
+              network: `eip155:${chain.chainId}`,
+              amount: PRICE.toString(),
+              asset: chain.tokenAddress,
+              payTo: chain.accounts.desk.address,
+              maxTimeoutSeconds: 300,
+              extra: { name: "USDC", version: "2" }
+            },
+            payload
+          })).toString("base64")
+          const again = yield* unlockWith(id, buyer, { "payment-signature": v2 })
+          expect(again.json).toMatchObject({ ok: true, alreadyUnlocked: true })
+          expect(again.headers.get("payment-response")).not.toBeNull()
+          expect(again.headers.get("x-payment-response")).toBeNull()
+          yield* expectAuditPasses
+        }))
+
       it.effect("the spend cap is enforced before any money moves", () =>
         Effect.gen(function*() {
           const { chain } = yield* TestChain
