@@ -26,7 +26,9 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("agent", "/api/agents/:id")
-      .setPath(Schema.Struct({ id: Schema.String }))
+      .setPath(
+        Schema.Struct({ id: Schema.String.annotations({ description: "Agent id: did:desk: + 32 lowercase hex" }) })
+      )
       .addSuccess(AgentView)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Reputation of an agent id: earnings, payout address, spend cap")

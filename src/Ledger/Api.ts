@@ -113,7 +113,9 @@ export class LedgerApi extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.get("receipt", "/api/receipts/:id")
       .middleware(RequireAgent)
-      .setPath(Schema.Struct({ id: Schema.String }))
+      .setPath(
+        Schema.Struct({ id: Schema.String.annotations({ description: "The receipt id, as receiptId gives it" }) })
+      )
       .setHeaders(RequiredAgentHeaders)
       .addSuccess(ReceiptResponse)
       .addError(NotFound)

@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { type Context, Schema } from "effect"
+import { type Context, Option, Schema, SchemaAST } from "effect"
 import { HandoffPath } from "../Catalog/Api.ts"
 import { CatalogResponse } from "../Catalog/Responses.ts"
 import { DiscoverParams } from "../Domain/Discover.ts"
@@ -7,15 +7,37 @@ import { InvalidQuery, NotFound, Unavailable } from "../Domain/Errors.ts"
 import { Preview } from "../Domain/Preview.ts"
 import { OwnerView } from "../Owner/Responses.ts"
 
-const PageParam = Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+/** A parameter as sent, described as GET /api/discover describes it (the page judges it by the same rules). */
+const pageParam = (optional: SchemaAST.AST) => {
+  // An optional field's type is its schema or undefined.
+  const ast = SchemaAST.isUnion(optional)
+    ? optional.types.find((_) => !SchemaAST.isUndefinedKeyword(_)) ?? optional
+    : optional
+  const descriptionOf = (node: SchemaAST.AST): Option.Option<string> =>
+    SchemaAST.getJSONSchemaAnnotation(node).pipe(
+      Option.flatMap((_) => Option.fromNullable((_ as { readonly description?: string }).description)),
+      Option.orElse(() => SchemaAST.getDescriptionAnnotation(node)),
+      // A transformed or refined value is described where it starts (a tag's label cleaning).
+      Option.orElse(() =>
+        SchemaAST.isTransformation(node) || SchemaAST.isRefinement(node) ? descriptionOf(node.from) : Option.none()
+      )
+    )
+  const described = descriptionOf(ast)
+  const sent = Schema.Union(Schema.String, Schema.Array(Schema.String))
+  return Schema.optional(
+    Option.match(described, { onNone: () => sent, onSome: (description) => sent.annotations({ description }) })
+  )
+}
 
 /**
  * The parameters of GET /api/discover, carried as sent: the page decodes them with DiscoverParams itself, so a
  * bad value is a 422 page a person can read (or the JSON 422 of REST) rather than the framework's JSON answer.
  */
 export const CatalogPageParams = Schema.Struct(
-  Object.fromEntries(Object.keys(DiscoverParams.from.fields).map((key) => [key, PageParam])) as {
-    readonly [K in keyof typeof DiscoverParams.from.fields]: typeof PageParam
+  Object.fromEntries(
+    SchemaAST.getPropertySignatures(DiscoverParams.from.ast).map(({ name, type }) => [name, pageParam(type)])
+  ) as {
+    readonly [K in keyof typeof DiscoverParams.from.fields]: ReturnType<typeof pageParam>
   }
 )
 
