@@ -19,13 +19,16 @@ import { errorResponse } from "./Respond.ts"
 
 /** What the edge knows of the API's routes; each has a default for the tests' own small apps. */
 export interface EdgeRoutes {
-  /** The requests a route takes: no other has its body or query judged before the router answers it. */
+  /** The requests a route takes: no other has its body judged before the router answers it. */
   readonly isRoute?: RouteTest
   /** The routes that act as an identity: their X-AGENT-ID is judged before their body is read. */
   readonly actsAsAgent?: RouteTest
   /** The paths that refuse a body that is no JSON in words of their own (JSON-RPC at /mcp). */
   readonly jsonRefusalAt?: (method: string, path: string) => JsonRefusal | undefined
-  /** Whether a request's route reads the query parameter `name`: the others are ignored, as unknown ones are. */
+  /**
+   * Whether a request's route reads the query parameter `name`: the others are ignored, as unknown ones are (all of
+   * a request no route takes).
+   */
   readonly readsParam?: (method: string, url: string, name: string) => boolean
   /** A route's own answer to a query parameter that is not UTF-8 (a page for a browser), else the JSON 422. */
   readonly queryRefusal?: (
@@ -86,17 +89,18 @@ export const edgeFor = (routes: EdgeRoutes = {}) =>
         logWhenDone(lines, fiber, request, response, id)
         const path = request.url.split("?")[0]!
         // A request with a body reads no query parameters; the body guard hands the app a request of its own. A
-        // request no route takes is the router's 404 (or 405), whatever its body or query.
-        const answer = routes.isRoute?.(request.method, request.url) === false
+        // request no route takes is the router's 404 (or 405), whatever its body or query (no route reads a query
+        // parameter of it). Looked up only for a body: a read pays for it only when its query has a bad escape.
+        const answer = !readsBody(request.method)
+          ? readingQuery(request, app, routes)
+          : routes.isRoute?.(request.method, request.url) === false
           ? app
-          : readsBody(request.method)
-          ? guardBody(
+          : guardBody(
             request,
             app,
             routes.actsAsAgent?.(request.method, request.url) ?? false,
             routes.jsonRefusalAt?.(request.method, path)
           )
-          : readingQuery(request, app, routes)
         if (!isRateLimited(request.method, path)) return answer
         const key = requestClientKey(NodeHttpServerRequest.toIncomingMessage(request), trusted)
         const entered = concurrency.enter(key)
