@@ -10,6 +10,8 @@ import { AuditRepo } from "../src/Ledger/AuditRepo.ts"
 const AUDITED_SCHEMA = 6
 
 // The store is the one src/main.ts runs on (src/Adapters.ts), not migrated: the audit reads a database as it is.
+// An embedded store a desk is running on is refused by its directory's lock (adapters/storage/DataDirLock.ts), which
+// names that desk; a desk answering at DESK_PUBLIC_URL on another directory is none of the audit's business.
 
 class Refused extends Error {}
 
@@ -23,27 +25,6 @@ const print = (report: AuditReport) => {
       : `audit: ${report.discrepancies.length} discrepanc${report.discrepancies.length === 1 ? "y" : "ies"}`
   )
 }
-
-/** The embedded store takes one process at a time: a desk answering on its address holds it. */
-const deskHoldsEmbeddedStore = Effect.gen(function*() {
-  const config = yield* DeskConfig
-  if (Option.isSome(config.databaseUrl)) return
-  const running = yield* Effect.tryPromise(() =>
-    fetch(`${config.publicUrl}/api/health`, { signal: AbortSignal.timeout(1_000) })
-  ).pipe(
-    // Any answer: a desk whose health is 503 (its disk nearly full) still holds the store.
-    Effect.as(true),
-    Effect.orElseSucceed(() => false)
-  )
-  if (running) {
-    return yield* Effect.fail(
-      new Refused(
-        `a desk at ${config.publicUrl} is running on the embedded store ${config.dataDir}, which one process opens at a ` +
-          "time: stop it, then run the audit (or run desks on PostgreSQL, which the audit reads while they run)"
-      )
-    )
-  }
-})
 
 const schemaIsCurrent = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -68,7 +49,6 @@ const main = Effect.gen(function*() {
     )
   }
   const settings = yield* x402Settings
-  yield* deskHoldsEmbeddedStore
   const report = yield* Effect.gen(function*() {
     yield* schemaIsCurrent
     return yield* audit(settings, yield* (yield* AuditRepo).snapshot)
@@ -86,6 +66,10 @@ Effect.runPromise(Effect.either(main)).then((result) => {
   const message = String((error as { message?: unknown }).message ?? error).split("\n")[0]
   const reason = error instanceof Refused
     ? error.message
+    : /is in use by another desk/.test(message)
+    ? `${
+      message.replace(/; stop it, or give this desk.*$/, "")
+    }: stop it, then run the audit (or run desks on PostgreSQL, which the audit reads while they run)`
     : /PGlite/.test(message)
     ? `cannot open the embedded store (${message}): if a desk is running on DESK_DATA_DIR, stop it first; it takes one process at a time`
     : `cannot audit: ${message}`
