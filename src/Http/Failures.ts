@@ -53,7 +53,10 @@ const toResponse =
 const withLossyWords = (issues: ReadonlyArray<Issue>, body: unknown): ReadonlyArray<Issue> =>
   issues.map((issue) => {
     const literal = lossyMarked(body, issue.path)
-    return literal === undefined ? issue : { path: issue.path, message: lossyProblem(literal) }
+    // A field the route does not take is named as such, whatever it holds.
+    return literal === undefined || issue.message.startsWith("unknown field")
+      ? issue
+      : { path: issue.path, message: lossyProblem(literal) }
   })
 
 const parsedOrNot = (text: string): unknown => {

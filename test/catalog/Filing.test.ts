@@ -392,6 +392,9 @@ for (const backend of backends) {
               "digits"
           )
           expect(mixed.json.message).toContain("0.2500000000000000001")
+          // A field no filing takes is named as unknown, whatever number it holds.
+          const stray = yield* raw("/api/handoffs", `${valid.slice(0, -1)},"extra":1e400}`)
+          expect(stray.json.issues).toEqual([{ path: "extra", message: expect.stringMatching(/^unknown field/) }])
           expect((yield* raw("/api/agents", `{"id":"${agent}","spendCapUsd":10.000001}`)).status).toBe(200)
           const mcp = yield* raw(
             "/mcp",
