@@ -84,21 +84,41 @@ const CHALLENGE_EXTENSIONS = {
   [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false)
 }
 
-const PaymentHeader = Schema.parseJson(Schema.Union(PaymentPayloadV1, PaymentPayloadV2))
+const PaymentPayload = Schema.Union(PaymentPayloadV1, PaymentPayloadV2)
 
 const refuse = (reason: string, message: string) => Either.left<Refusal>({ reason, message })
+
+/** The most of one schema issue a refusal quotes: a union's own message spells out every member's whole type. */
+const ISSUE_CHARS = 160
+
+/** Where a payload first departs from the x402 payload schemas, in a line: its path and what was expected there. */
+const firstIssue = (error: ParseResult.ParseError) => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue === undefined) return "it matches neither version's payload"
+  const message = issue.message.length > ISSUE_CHARS ? `${issue.message.slice(0, ISSUE_CHARS)}...` : issue.message
+  return issue.path.length === 0 ? message : `${issue.path.join(".")}: ${message}`
+}
 
 const decodeHeader = (header: string) => {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(header.trim())) {
     return refuse("invalid_payment_header", "The payment header must be base64 JSON of an x402 payment payload.")
   }
+  let json: unknown
+  try {
+    json = JSON.parse(Buffer.from(header.trim(), "base64").toString("utf8"))
+  } catch {
+    return refuse(
+      "invalid_payment_header",
+      "The payment header is base64 but not of JSON: send the base64 JSON of an x402 payment payload, signed for one " +
+        "of the 402's accepts (an x402 client such as @x402/fetch builds it)."
+    )
+  }
   return Either.mapLeft(
-    Schema.decodeUnknownEither(PaymentHeader)(Buffer.from(header.trim(), "base64").toString("utf8")),
+    Schema.decodeUnknownEither(PaymentPayload)(json),
     (error): Refusal => ({
       reason: "invalid_payment_header",
-      message: `The payment header is not an x402 v1 or v2 exact EVM payment: ${
-        ParseResult.TreeFormatter.formatErrorSync(error).split("\n")[0]
-      }`
+      message: "The payment header is not an x402 v1 or v2 exact EVM payment payload (an x402 client such as " +
+        `@x402/fetch builds one from the 402's accepts): ${firstIssue(error)}.`
     })
   )
 }
