@@ -272,12 +272,14 @@ const make = Effect.gen(function*() {
     }
     if (handoff.body === null) {
       if (Option.isSome(agent) && Option.isSome(paid)) yield* paid.value.stillSettling(agent.value, handoff.seq)
+      const id = handoffIdOf(handoff.seq)
       return yield* Effect.fail(paymentRequired(
         handoff,
-        `Unlock ${handoffIdOf(handoff.seq)} first: POST /api/handoffs/${
-          handoffIdOf(handoff.seq)
-        }/unlock with X-AGENT-ID ` +
-          `and {"payer": <your id>} (${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`
+        `Unlock ${id} first: POST /api/handoffs/${id}/unlock with X-AGENT-ID and {"payer": <your id>} ` +
+          // The demo packet is given away on every desk: its unlock is a demo receipt, no payment (docs/settlement.md).
+          (handoff.is_demo
+            ? "(free: the demo packet moves no USDC; send no payment)."
+            : `(${toUsd(handoff.price_micro)} USD; confirm with your owner before paying).`)
       ))
     }
     return {

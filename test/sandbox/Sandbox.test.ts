@@ -67,6 +67,24 @@ for (const backend of backends) {
           ])
         }))
 
+      // An outside check read "0.01 USD; confirm with your owner before paying" in the demo packet's 402, on a desk
+      // whose sandbox says it is free and whose challenge accepts no payment for it.
+      it.effect("the demo packet's body read before its unlock: a 402 that says the unlock is free", () =>
+        Effect.gen(function*() {
+          const desk = yield* TestDesk
+          const sandbox = yield* Effect.promise(() => desk.request("/api/sandbox").then(readJson))
+          const reader = newAgentId()
+          const response = yield* Effect.promise(() =>
+            desk.request(`/api/handoffs/${sandbox.handoffId}/body`, { agent: reader })
+          )
+          expect(response.status).toBe(402)
+          const refused = yield* Effect.promise(() => readJson(response))
+          expect(refused).toMatchObject({ error: "payment_required", accepts: [] })
+          expect(refused.message).toContain(`POST /api/handoffs/${sandbox.handoffId}/unlock`)
+          expect(refused.message).toContain("free")
+          expect(refused.message).not.toMatch(/[0-9] USD|before paying/)
+        }))
+
       it.effect("each run gets a fresh identity; a real handoff still needs X-PAYMENT", () =>
         Effect.gen(function*() {
           const desk = yield* TestDesk
