@@ -297,18 +297,19 @@ export const makePaidUnlock = (rail: PaymentRail) =>
         Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
       )
 
+    const idReused = (offer: Offer) =>
+      refused(
+        offer,
+        "payment_identifier_reused",
+        "This payment id already names another purchase (another handoff or another buyer); use a new payment id."
+      )
+
     /**
      * A payment id seen again: the first purchase's outcome, whatever authorization this retry carries (it is never
      * settled); the id of one purchase never buys another.
      */
     const sameIdAgain = (row: SettlementRow, agent: DeskId, handoff: SealedRow, offer: Offer) => {
-      if (row.payer !== agent || row.handoff_seq !== handoff.seq) {
-        return Effect.fail(refused(
-          offer,
-          "payment_identifier_reused",
-          "This payment id already names another purchase (another handoff or another buyer); use a new payment id."
-        ))
-      }
+      if (row.payer !== agent || row.handoff_seq !== handoff.seq) return Effect.fail(idReused(offer))
       if (row.status === "failed") {
         const reason = row.failure_reason ?? "payment_invalid"
         return refusedFor(
@@ -320,6 +321,13 @@ export const makePaidUnlock = (rail: PaymentRail) =>
       }
       return resume(row)
     }
+
+    const alreadyUsed = (offer: Offer) =>
+      refused(
+        offer,
+        "payment_already_used",
+        "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
+      )
 
     /**
      * The answer for a payment (or payment id) that a claim already holds, which decides it: its own outcome for the
@@ -333,13 +341,7 @@ export const makePaidUnlock = (rail: PaymentRail) =>
             const unlocked = yield* resume(prior.value)
             return Option.some({ ...unlocked, settled: answeredTo(payment, unlocked.settled) })
           }
-          return yield* Effect.fail(
-            refused(
-              offer,
-              "payment_already_used",
-              "This payment already bought another unlock: one payment buys one unlock. Sign a new one."
-            )
-          )
+          return yield* Effect.fail(alreadyUsed(offer))
         }
         if (payment.paymentId !== null) {
           const named = yield* settlements.byPaymentId(payment.paymentId)
@@ -405,16 +407,20 @@ export const makePaidUnlock = (rail: PaymentRail) =>
      */
     const settledBy = (handoff: SealedRow, agent: DeskId, header: string) =>
       Effect.gen(function*() {
+        const offer = offerOf(publicUrl, handoff)
         // However close to its expiry: a replay of the payment that bought it gets its settlement.
-        const payment = yield* identified(offerOf(publicUrl, handoff), header)
+        const payment = yield* identified(offer, header)
         if (Option.isNone(payment)) return Option.none()
         const { nonce, payerAddress, paymentId } = payment.value
         const byNonce = yield* settlements.byNonce(payerAddress, nonce)
         const row = Option.isSome(byNonce) || paymentId === null ? byNonce : yield* settlements.byPaymentId(paymentId)
-        return answeredTo(
-          payment.value,
-          Option.flatMap(Option.filter(row, (_) => _.payer === agent && _.handoff_seq === handoff.seq), settledOf)
-        )
+        if (Option.isNone(row)) return Option.none()
+        // A payment (or payment id) that bought another unlock is spent, whoever sends it: an identity that holds
+        // this handoff is refused it as anyone else is, not answered 200 as if it were its own.
+        if (row.value.payer !== agent || row.value.handoff_seq !== handoff.seq) {
+          return yield* Effect.fail(Option.isSome(byNonce) ? alreadyUsed(offer) : idReused(offer))
+        }
+        return answeredTo(payment.value, settledOf(row.value))
       })
 
     /** Pending claims nobody is settling (a crash, a lost answer): settled, failed on proof, or left pending, never lost. */

@@ -234,6 +234,18 @@ for (const backend of backends) {
           yield* nothingRecorded([thief])
           expect((yield* receiptsOf(buyer)).map((_) => _.handoffId)).toEqual([id])
           expect(yield* Effect.promise(() => balanceOf(chain.accounts.buyer.address))).toBe(spent)
+
+          // Sent by an identity that holds the handoff it names (bought with a payment of its own), the spent payment is
+          // still refused: it was answered 200 alreadyUnlocked, as if it were the one that bought it (outside recheck).
+          const holder = newAgentId()
+          expect(
+            (yield* unlockWith(samePrice, holder, {
+              "payment-signature": yield* Effect.promise(() => forge.v2(PRICE))
+            }))
+              .status
+          ).toBe(200)
+          refusedWith(yield* unlockWith(samePrice, holder, { "payment-signature": header }), "payment_already_used")
+          expect((yield* receiptsOf(holder)).map((_) => _.handoffId)).toEqual([samePrice])
           yield* expectAuditPasses
         }))
 
