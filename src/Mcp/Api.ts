@@ -20,10 +20,10 @@ export const JsonRpcError = JsonRpcErrorFields.annotations({
   ...HttpApiSchema.annotations({ status: 400 })
 })
 
-/** The SDK's refusal of an Accept header without both application/json and text/event-stream. */
+/** The refusal of an Accept header that does not take JSON, the only form the answer comes in. */
 export const JsonRpcNotAcceptable = JsonRpcErrorFields.annotations({
   identifier: "JsonRpcNotAcceptable",
-  description: "A JSON-RPC 2.0 error response: Accept must list both application/json and text/event-stream",
+  description: "A JSON-RPC 2.0 error response: Accept must admit application/json (the answer is never a stream)",
   ...HttpApiSchema.annotations({ status: 406 })
 })
 
@@ -59,8 +59,9 @@ export class McpApi extends HttpApiGroup.make("mcp")
         OpenApi.Description,
         "400: not a valid JSON-RPC message, or a batch (an array of messages): MCP has no batching, send one per " +
           "POST. 403: an Origin header (a browser page) that is neither the desk's public URL nor this machine " +
-          "(localhost, 127.0.0.1, [::1]), refused against DNS rebinding. 406: Accept must list both " +
-          "application/json and text/event-stream."
+          "(localhost, 127.0.0.1, [::1]), refused against DNS rebinding. 406: an Accept that does not admit " +
+          "application/json (absent, application/json, application/* or */* do; text/event-stream beside it is " +
+          "welcome, as Streamable HTTP clients send it, but the answer is always JSON)."
       )
   )
   .annotate(OpenApi.Title, "MCP")

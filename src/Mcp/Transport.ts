@@ -152,6 +152,14 @@ const foreignOrigin = (origin: string) =>
     403
   )
 
+/** Whether an Accept header lets the answer be JSON: none, or a media range of it with a weight above 0. */
+export const admitsJson = (accept: string | null) =>
+  accept === null || accept.trim() === "" || accept.split(",").some((range) => {
+    const [type, ...params] = range.split(";").map((_) => _.trim().toLowerCase())
+    const refused = params.some((param) => /^q=0(\.0{0,3})?$/.test(param))
+    return !refused && (type === "application/json" || type === "application/*" || type === "*/*")
+  })
+
 /**
  * Stateless Streamable HTTP: a fresh server and transport per POST, answered with JSON (no SSE stream),
  * so every response is complete when it leaves and no session outlives its request.
@@ -172,6 +180,9 @@ export const handlePost = (calls: ToolCalls["Type"], publicUrl: string) =>
     // A body without a Content-Type is JSON, as on every REST route (the body guard refuses any other type first).
     const headers = new Headers(request.headers)
     if (!headers.has("content-type")) headers.set("content-type", "application/json")
+    // The answer is JSON, never a stream: a client that takes JSON is served (the spec's clients send
+    // `Accept: application/json`), though the SDK asks for text/event-stream beside it.
+    if (admitsJson(headers.get("accept"))) headers.set("accept", "application/json, text/event-stream")
     const webRequest = new Request(new URL("/mcp", publicUrl), { method: "POST", headers })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(async () => {

@@ -498,13 +498,24 @@ for (const backend of backends) {
             }
           }
 
-          const wrongAccept = yield* raw("/mcp", {
-            method: "POST",
-            headers: { "content-type": "application/json", accept: "application/json" },
-            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
-          })
-          expect(wrongAccept.status).toBe(406)
-          expect(wrongAccept.json.error.code).toBe(-32000)
+          // The answer is always JSON: a client that takes JSON is served, as the spec's clients send
+          // `Accept: application/json` (an outside check was refused 406 for it); one that takes no JSON is refused.
+          const pingAccepting = (accept: string | undefined) =>
+            raw("/mcp", {
+              method: "POST",
+              headers: { "content-type": "application/json", ...(accept === undefined ? {} : { accept }) },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+            })
+          for (const accept of [undefined, "application/json", "*/*", "application/*;q=0.5", "text/html, */*;q=0.1"]) {
+            const answer = yield* pingAccepting(accept)
+            expect(answer.status, String(accept)).toBe(200)
+            expect(answer.json, String(accept)).toMatchObject({ jsonrpc: "2.0", id: 1, result: {} })
+          }
+          for (const accept of ["text/html", "text/event-stream", "application/json;q=0"]) {
+            const wrongAccept = yield* pingAccepting(accept)
+            expect(wrongAccept.status, accept).toBe(406)
+            expect(wrongAccept.json.error.code, accept).toBe(-32000)
+          }
         }))
     })
   })
