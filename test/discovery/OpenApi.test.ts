@@ -259,10 +259,10 @@ describe("the OpenAPI document against the running desk", () => {
             body: JSON.stringify(message)
           })
         }
-        // Streamable HTTP wants both media types in Accept: a request without them is a 406.
-        yield* probe("POST /mcp request, Accept: application/json only", mcp, "/mcp", {
+        // The answer is always JSON: an Accept that admits no JSON is a 406.
+        yield* probe("POST /mcp request, Accept: text/html only", mcp, "/mcp", {
           method: "POST",
-          headers: { ...rpc, accept: "application/json" },
+          headers: { ...rpc, accept: "text/html" },
           body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
         })
         for (const { what, op, status, type, json } of observed) {
