@@ -139,11 +139,22 @@ type Runner = (
   rail: PayoutRail
 ) => Effect.Effect<object, ToolFailure | InMcpWords>
 
+/**
+ * A tool's arguments without those holding "": for the tools whose REST route reads query parameters, where an empty
+ * parameter is one not sent (src/Http/EmptyParams.ts), as the discover echo's unset `""` values are sent back.
+ */
+const emptyLeftOut = (args: unknown) =>
+  typeof args === "object" && args !== null && !Array.isArray(args)
+    ? Object.fromEntries(Object.entries(args).filter(([, value]) => value !== ""))
+    : args
+
 const runner = <A, I>(
   tool: ToolDefinition<string, A, I>,
-  handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>
+  handle: (input: A, agentHeader: string | undefined) => Effect.Effect<object, ToolFailure | InMcpWords>,
+  { readsQuery = false }: { readonly readsQuery?: boolean } = {}
 ): Runner =>
-(args, agentHeader, rail) => {
+(given, agentHeader, rail) => {
+  const args = readsQuery ? emptyLeftOut(given) : given
   // A list over the body guard's limit, refused before its items are decoded, as REST refuses it (its route's 422).
   const long = shapeProblem(args)
   if (long?.path !== undefined) {
@@ -244,7 +255,8 @@ const make = Effect.gen(function*() {
           catalog.discover(query),
           (listing) => discoverAnswer(config.publicUrl, input, query, listing, NEXT_ACTIONS)
         )
-      }
+      },
+      { readsQuery: true }
     ),
     preview_handoff: runner(PreviewHandoff, (input) => catalog.get(input.id)),
     file_handoff: asAgent(FileHandoff, ({ agentId: _, ...filing }, agent) => catalog.file(agent, filing)),
@@ -263,7 +275,7 @@ const make = Effect.gen(function*() {
           )
       )),
     fetch_body: asAgentIfNamed(FetchBody, (input, agent) => ledger.body(input.id, agent)),
-    list_receipts: runner(ListReceipts, (input) => ledger.listReceipts(toReceiptQuery(input))),
+    list_receipts: runner(ListReceipts, (input) => ledger.listReceipts(toReceiptQuery(input)), { readsQuery: true }),
     desk_status: runner(DeskStatus, () => deskStatus(config, rail, settlement, signing, policy)),
     free_example: runner(FreeExample, () => Effect.succeed(EXAMPLE_PACKET))
   }

@@ -116,6 +116,13 @@ for (const backend of backends) {
           expect(mcpAnswer).toEqual(restAnswer)
           expect(Object.keys(mcpActions)).toEqual(Object.keys(restActions))
           expect(mcpActions.buy).toContain("unlock_handoff")
+          // An empty argument is one not sent, as an empty query parameter is over REST (an outside check was refused
+          // `q: must not be empty` for the `q: ""` that REST takes as no text).
+          const blank = yield* call(anonymous, "search_handoffs", { q: "", tag: "", vendor: "", limit: 5 })
+          expect(blank.isError).toBe(false)
+          const { nextActions: _, ...blankAnswer } = blank.value
+          const { nextActions: __, ...restBlank } = (yield* get("/api/discover?q=&tag=&vendor=&limit=5")).json
+          expect(blankAnswer).toEqual(restBlank)
 
           const preview = yield* call(anonymous, "preview_handoff", { id })
           expect(preview.value).toMatchObject({ id, priceUsd: 0.5, purchases: 0 })
