@@ -124,6 +124,17 @@ const make = Effect.gen(function*() {
   /** The unique body key holds the rule for every desk on the database; the failed transaction is over by now. */
   const taken = (error: BodyTaken) => Effect.flatMap(duplicateOf(error.bodyKey), Effect.fail)
 
+  /**
+   * A body listed already is refused before its insert: the insert draws its id from the sequence before the unique
+   * key refuses it, so each copy refused there left an id that never names a handoff. The key stays the backstop
+   * for two filings of one body at once.
+   */
+  const refuseListed = (key: string) =>
+    Effect.flatMap(
+      repo.findByBodyKey(key),
+      Option.match({ onNone: () => Effect.void, onSome: () => Effect.flatMap(duplicateOf(key), Effect.fail) })
+    )
+
   const file = fn("Catalog.file")(function*(agent: DeskId, request: FilingRequest) {
     const issues = [...identityIssues(request.filerDid, agent), ...payoutIssues(request)]
     if (issues.length > 0) {
@@ -133,6 +144,7 @@ const make = Effect.gen(function*() {
     }
     const handoff = toNewHandoff(request, "filed")
     yield* refuseReserved(handoff.body_key)
+    yield* refuseListed(handoff.body_key!)
     const row = yield* sql.withTransaction(
       Effect.zipRight(claimPayout(agent, request.payoutAddress), repo.insert(handoff))
     ).pipe(Effect.catchTags({ SqlError: Effect.die, BodyTaken: taken }))
@@ -145,8 +157,7 @@ const make = Effect.gen(function*() {
     const handoff = toNewHandoff(request, "seed")
     yield* refuseReserved(handoff.body_key)
     // Seeds share one transaction, which a refused insert ends: look first, so the answer can name the listing.
-    const listed = yield* repo.findByBodyKey(handoff.body_key!)
-    if (Option.isSome(listed)) return yield* Effect.flatMap(duplicateOf(handoff.body_key!), Effect.fail)
+    yield* refuseListed(handoff.body_key!)
     // Refused here, the shared transaction is over: no statement can name the other desk's listing.
     const row = yield* repo.insert(handoff).pipe(
       Effect.catchTag("BodyTaken", () =>

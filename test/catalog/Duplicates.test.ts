@@ -74,7 +74,11 @@ for (const backend of backends) {
           }
           // The filer itself cannot list its body twice either; a changed body is a new handoff.
           expect((yield* fileAs(first.json.filerDid, { body })).status).toBe(409)
-          expect((yield* fileAs(newAgentId(), { body: `${body}\nOne more finding.` })).status).toBe(201)
+          const changed = yield* fileAs(newAgentId(), { body: `${body}\nOne more finding.` })
+          expect(changed.status).toBe(201)
+          // The copies refused drew no id: the next filing takes the next one (each refused copy left a gap before).
+          const seqOf = (id: string) => Number(id.slice("DESK-".length))
+          expect(seqOf(changed.json.id)).toBe(seqOf(first.json.id) + 1)
           expect(yield* rowsWithBody(body)).toBe(1)
         }))
 
