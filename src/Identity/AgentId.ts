@@ -32,11 +32,14 @@ export const requireAgentId = (value: string | undefined): Effect.Effect<DeskId,
       new AgentIdRequired({ message: "Send your identity in the X-AGENT-ID header (did:desk: + 32 lowercase hex)." })
     )
   }
-  return isDeskId(value)
-    ? Effect.succeed(value)
-    : Effect.fail(
-      new InvalidAgentId({
-        message: "X-AGENT-ID must be did:desk: followed by 32 lowercase hexadecimal characters."
-      })
-    )
+  if (isDeskId(value)) return Effect.succeed(value)
+  // Node joins a header sent twice with ", ": each value may be an id, and the message says what went wrong.
+  const sentTwice = value.includes(",") && value.split(",").every((part) => isDeskId(part.trim()))
+  return Effect.fail(
+    new InvalidAgentId({
+      message: sentTwice
+        ? "X-AGENT-ID was sent more than once: send it once, with one id."
+        : "X-AGENT-ID must be did:desk: followed by 32 lowercase hexadecimal characters."
+    })
+  )
 }
