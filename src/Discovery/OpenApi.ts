@@ -5,7 +5,11 @@ import { STANDING_ORDER } from "../Guide/StandingOrder.ts"
 import { addBesideRoutes } from "./BesideApiOperations.ts"
 import { type Json, membersOf, refName, schemaRef, type Spec } from "./OpenApiJson.ts"
 
-const BODY_ERRORS = new Set(["InvalidJson", "PayloadTooLarge", "UnsupportedMediaType"])
+/**
+ * A body's JSON and type are judged only where a route reads one. A body over the limit is refused on any request,
+ * a GET's too (its length is read before the route is), so `PayloadTooLarge` is on every operation.
+ */
+const BODY_ERRORS = new Set(["InvalidJson", "UnsupportedMediaType"])
 /**
  * A query parameter refused by the edge (src/Http/QueryEncoding.ts): only on a route that reads query parameters
  * (a parameter it does not read is ignored), and never on one that reads a body.
