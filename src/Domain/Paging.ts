@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { keptExactly } from "./Decimal.ts"
 import { rule } from "./Issues.ts"
 
 export const MAX_LIMIT = 100
@@ -15,8 +16,17 @@ export type NumberInput<I> = <A>(schema: Schema.Schema<A, number>) => Schema.Sch
 
 /** A number in a URL is written in decimal: no `0x10`, `1e2`, `Infinity`, blanks or an empty value. */
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)$/
+/** `+1`, `.5` and `5.` as a JSON number writes them: `1`, `0.5`, `5`. */
+const asJsonLiteral = (text: string) => text.replace(/^\+/, "").replace(/^(-?)\./, "$10.").replace(/\.$/, "")
 const NumberFromText = Schema.compose(
-  Schema.String.pipe(Schema.pattern(DECIMAL, { message: rule("must be a number in decimal digits") })),
+  Schema.String.pipe(
+    Schema.pattern(DECIMAL, { message: rule("must be a number in decimal digits") }),
+    // As a JSON body's numbers are (src/Http/LossyNumbers.ts): `0.1000000000000000001` would be read as 0.1, and a
+    // rule on the value ("at most 6 decimals") would never see what was sent.
+    Schema.filter((text) => keptExactly(asJsonLiteral(text)), {
+      message: rule("has more digits than a number holds: send it with at most 15 significant digits")
+    })
+  ),
   Schema.NumberFromString.annotations({ message: rule("must be a number in decimal digits") })
 )
 

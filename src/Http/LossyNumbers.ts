@@ -1,3 +1,5 @@
+import { keptExactly } from "../Domain/Decimal.ts"
+
 /**
  * JSON numbers that a parse would change. JSON.parse reads every number as a float64, so `0.2500000000000000001`
  * arrives as 0.25 and `1e-400` as 0: a rule on the parsed value ("at most 6 decimals") never sees what was sent.
@@ -9,22 +11,6 @@
 const MAY_BE_LOSSY = /\d[\d.]{15}|[eE][+-]?\d{3}/
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
-const DECIMAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
-
-/** A decimal's value as `<sign><digits>e<exponent>`, with no leading or trailing zeros ("0" for zero). */
-const valueOf = (decimal: string): string | undefined => {
-  const parts = DECIMAL.exec(decimal)
-  if (parts === null) return undefined // Infinity: no decimal keeps it
-  const [, whole = "", fraction = "", exponent = "0"] = parts
-  const digits = `${whole}${fraction}`.replace(/^0+/, "")
-  if (digits === "") return "0"
-  const significant = digits.replace(/0+$/, "")
-  const shift = Number(exponent) - fraction.length + (digits.length - significant.length)
-  return `${decimal.startsWith("-") ? "-" : ""}${significant}e${shift}`
-}
-
-const keptExactly = (literal: string) => valueOf(literal) === valueOf(String(Number(literal)))
-
 export interface LossyNumber {
   /** Where it is, as issues name a field: `priceUsd`, `provenance.inputTokens`, `tags.2`; "" for the whole body. */
   readonly path: string

@@ -170,6 +170,23 @@ describe("validation over REST and MCP", () => {
 
         const mcp = yield* mcpCall("search_handoffs", { sort: "best" })
         expect(mcp.value.issues).toEqual([response.json.issues[0]])
+
+        // A decimal with more digits than a number holds is refused, not read as the nearest number: 19 decimals of
+        // maxPrice were read as 0.1 while 8 were refused for their decimals (outside recheck of issue 13).
+        const long = yield* request("/api/discover?maxPrice=0.1000000000000000001&minSavings=0.10000001")
+        expect(long.status).toBe(422)
+        expect(long.json.issues).toEqual([
+          {
+            path: "maxPrice",
+            message: "has more digits than a number holds: send it with at most 15 significant digits; got " +
+              "\"0.1000000000000000001\""
+          },
+          { path: "minSavings", message: expect.stringMatching(/^must have at most 6 decimals/) }
+        ])
+        // The forms a URL writes a number in still read as before.
+        for (const price of ["+1", ".5", "5.", "0.25", "1000000000", "0.000001"]) {
+          expect((yield* request(`/api/discover?maxPrice=${encodeURIComponent(price)}`)).status, price).toBe(200)
+        }
       }))
 
     it.effect("an unlock without a JSON object says what to send, in the desk's words", () =>

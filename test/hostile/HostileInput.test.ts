@@ -409,6 +409,8 @@ const getRows = (t: Target): ReadonlyArray<Hostile> => [
     get(`${route}?minReconstruct=Infinity`, 422, "invalid_query"),
     get(`${route}?maxPrice=-1`, 422, "invalid_query"),
     get(`${route}?maxPrice=1e400`, 422, "invalid_query"),
+    get(`${route}?maxPrice=0.1000000000000000001`, 422, "invalid_query"),
+    get(`${route}?page=1.0000000000000000001`, 422, "invalid_query"),
     get(`${route}?since=${q(`2024-01-01${SQL}`)}`, 422, "invalid_query"),
     get(`${route}?since=-271821-04-20T00:00:00Z`, 422, "invalid_query"),
     get(`${route}?page=0`, 422, "invalid_query"),
